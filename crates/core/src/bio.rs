@@ -1,0 +1,98 @@
+//! `struct bio` as the model needs it: what is being done, for which cgroup and
+//! with which priority, plus the Q/D/C timestamps every controller and report
+//! reads (blk-iotrack's `bi_issue` / `bi_start`, blktrace's Q, D, C).
+
+use crate::cgroup::CgId;
+use crate::ioprio::Ioprio;
+use crate::time::Ns;
+
+pub type BioId = u32;
+pub type DevId = u16;
+pub type JobId = u32;
+
+/// `enum req_op`, reduced to what the model distinguishes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Op {
+    Read,
+    Write,
+    Flush,
+    Discard,
+}
+
+impl Op {
+    /// `op_is_write`: data direction for accounting (discard and flush count as writes
+    /// in the kernel's `op_is_write`, but as "other" in iotrack and diskstats' read/write split).
+    pub fn is_write(self) -> bool {
+        !matches!(self, Op::Read)
+    }
+    /// Index for read/write/other tables (iotrack: READ, WRITE, OTHER).
+    pub fn rwo(self) -> usize {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// Who is waiting for this bio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// An fio io_u: job and io_u slot.
+    Job { job: JobId, io_u: u32 },
+    /// A fragment of a split bio; completes into its parent.
+    Split { parent: BioId },
+    /// Page-cache writeback, readahead and similar kernel-originated IO.
+    Kernel { tag: u32 },
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BioFlags {
+    /// REQ_SYNC
+    pub sync: bool,
+    /// REQ_META
+    pub meta: bool,
+    /// REQ_FUA
+    pub fua: bool,
+    /// REQ_RAHEAD
+    pub readahead: bool,
+    /// BIO_THROTTLED / BIO_BPS_THROTTLED: already charged by blk-throttle.
+    pub throttled: bool,
+    /// The submitter is blocked in the submit call until this bio gets a request
+    /// (a synchronous submission from a job), as opposed to an async context.
+    pub submitter_waits: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Bio {
+    pub dev: DevId,
+    pub cg: CgId,
+    pub op: Op,
+    pub flags: BioFlags,
+    /// Start, in 512-byte sectors.
+    pub sector: u64,
+    pub bytes: u32,
+    pub ioprio: Ioprio,
+    pub origin: Origin,
+    /// submit_bio() was called.
+    pub t_submit: Ns,
+    /// Q: entered the block layer proper (after blk-throttle released it).
+    pub t_queue: Ns,
+    /// D: the request carrying it was issued to the driver (0 = never).
+    pub t_issue: Ns,
+    /// C: completed.
+    pub t_done: Ns,
+    /// Outstanding split fragments (a parent completes when this reaches 0).
+    pub pending_frags: u16,
+    /// iocost's per-bio cost (abs vtime), set by its throttle hook and read on merge/done.
+    pub qos_cost: u64,
+}
+
+impl Bio {
+    pub fn sectors(&self) -> u64 {
+        (self.bytes as u64) >> 9
+    }
+    pub fn end_sector(&self) -> u64 {
+        self.sector + self.sectors()
+    }
+}

@@ -1,0 +1,26 @@
+//! blklab-core: a deterministic discrete-event model of the Linux block layer.
+//!
+//! The path of one I/O, top to bottom, follows the kernel (see `blk_mq.rs`):
+//! an fio job (`fio_job.rs`) submits a bio; blk-throttle (`throttle/`) may hold
+//! it; the rq_qos chain (`rq_qos.rs`, blk-iocost in `iocost/`) may make the
+//! submitter sleep; a request (tag) is allocated; the I/O scheduler
+//! (`elevator/`) orders dispatch; the device model (`device/`) completes it;
+//! completion hooks account it (iocost, iotrack) and fio reaps it.
+//!
+//! The core does no I/O: parsing of scenario files, output and host tracing live
+//! in the other crates.
+
+pub mod bio;
+pub mod cgroup;
+pub mod ctx;
+pub mod device;
+pub mod elevator;
+pub mod ioprio;
+pub mod kerr;
+pub mod request;
+pub mod rng;
+pub mod rq_qos;
+pub mod slab;
+pub mod switches;
+pub mod time;
+pub mod trace;

@@ -1,0 +1,44 @@
+//! `struct request`: one or more merged bios, a tag, and the timestamps the
+//! controllers use (blk-mq's `start_time_ns`, `alloc_time_ns`, `io_start_time_ns`).
+
+use crate::bio::{BioId, DevId, Op};
+use crate::cgroup::CgId;
+use crate::ioprio::Ioprio;
+use crate::time::Ns;
+
+pub type ReqId = u32;
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub dev: DevId,
+    pub op: Op,
+    /// The blkg of the first bio.
+    pub cg: CgId,
+    pub ioprio: Ioprio,
+    pub sector: u64,
+    pub bytes: u32,
+    pub sync: bool,
+    /// Bios in the request, first one first (merges append or prepend).
+    pub bios: Vec<BioId>,
+    /// `start_time_ns`: when the first bio started request allocation.
+    pub start_time: Ns,
+    /// `alloc_time_ns`: when the request (tag) was obtained.
+    pub alloc_time: Ns,
+    /// Inserted into the scheduler.
+    pub insert_time: Ns,
+    /// `io_start_time_ns`: issued to the driver (D).
+    pub issue_time: Ns,
+    /// Scheduler bookkeeping (mq-deadline's `fifo_time`).
+    pub fifo_time: Ns,
+    /// Completion time decided by the device model at issue.
+    pub done_time: Ns,
+}
+
+impl Request {
+    pub fn sectors(&self) -> u64 {
+        (self.bytes as u64) >> 9
+    }
+    pub fn end_sector(&self) -> u64 {
+        self.sector + self.sectors()
+    }
+}

@@ -1,0 +1,96 @@
+//! Simulated time: integer nanoseconds since the start of the run, and the
+//! kernel's jiffies at a configurable HZ.
+
+/// Nanoseconds of simulated time (CLOCK_MONOTONIC in the model).
+pub type Ns = u64;
+
+pub const NSEC_PER_USEC: u64 = 1_000;
+pub const NSEC_PER_MSEC: u64 = 1_000_000;
+pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// The kernel tick rate. jiffies advance by one every 1/HZ s; the model keeps
+/// jiffies derived from ns so that every controller sees the same clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hz(pub u32);
+
+impl Hz {
+    pub fn ns_per_jiffy(self) -> u64 {
+        NSEC_PER_SEC / self.0 as u64
+    }
+    /// `jiffies` at time `t`. The model starts jiffies at 0 (the kernel starts at
+    /// INITIAL_JIFFIES; only differences matter to the controllers).
+    pub fn jiffies(self, t: Ns) -> u64 {
+        t / self.ns_per_jiffy()
+    }
+    /// The ns instant at which jiffy `j` begins (when a timer armed for `j` fires).
+    pub fn jiffy_start(self, j: u64) -> Ns {
+        j * self.ns_per_jiffy()
+    }
+    /// `msecs_to_jiffies` (rounds up).
+    pub fn msecs_to_jiffies(self, ms: u64) -> u64 {
+        (ms * self.0 as u64).div_ceil(1000)
+    }
+    /// `nsecs_to_jiffies` (rounds down, as the kernel's helper does).
+    pub fn nsecs_to_jiffies(self, ns: u64) -> u64 {
+        ns / self.ns_per_jiffy()
+    }
+    pub fn jiffies_to_ns(self, j: u64) -> Ns {
+        j * self.ns_per_jiffy()
+    }
+}
+
+/// Parse a duration like `10s`, `250ms`, `20us`, `1m`, `5000` (with a default unit).
+pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
+    let t = s.trim();
+    if t.is_empty() {
+        return Err("empty duration".into());
+    }
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let unit = unit.trim().to_ascii_lowercase();
+    let mult: u64 = match unit.as_str() {
+        "" => default_unit_ns,
+        "ns" | "nsec" => 1,
+        "us" | "usec" => NSEC_PER_USEC,
+        "ms" | "msec" => NSEC_PER_MSEC,
+        "s" | "sec" => NSEC_PER_SEC,
+        "m" | "min" => 60 * NSEC_PER_SEC,
+        "h" => 3600 * NSEC_PER_SEC,
+        "d" => 86400 * NSEC_PER_SEC,
+        _ => return Err(format!("unknown time unit '{unit}' in '{s}' (expected ns, us, ms, s, m, h or d)")),
+    };
+    if num.is_empty() {
+        return Err(format!("'{s}' is not a duration"));
+    }
+    if num.contains('.') {
+        let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
+        Ok((v * mult as f64).round() as u64)
+    } else {
+        let v: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
+        v.checked_mul(mult).ok_or_else(|| format!("duration '{s}' is too large"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn jiffies() {
+        let hz = Hz(250);
+        assert_eq!(hz.ns_per_jiffy(), 4_000_000);
+        assert_eq!(hz.jiffies(3_999_999), 0);
+        assert_eq!(hz.jiffies(4_000_000), 1);
+        assert_eq!(hz.msecs_to_jiffies(100), 25);
+        assert_eq!(Hz(1000).msecs_to_jiffies(20), 20);
+        assert_eq!(hz.msecs_to_jiffies(1), 1);
+    }
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s", 1).unwrap(), 10 * NSEC_PER_SEC);
+        assert_eq!(parse_duration("4ms", 1).unwrap(), 4 * NSEC_PER_MSEC);
+        assert_eq!(parse_duration("4", NSEC_PER_USEC).unwrap(), 4000);
+        assert_eq!(parse_duration("1.5s", 1).unwrap(), 1_500_000_000);
+        assert!(parse_duration("10 parsecs", 1).is_err());
+        assert!(parse_duration("", 1).is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! Typed fio job options (what `fio` derives from a job file or command line).
+//!
+//! Values are already in simulator units: sizes in bytes, times in nanoseconds.
+//! The parser lives in `parse.rs`; this module is only the data model.
+
+/// fio's data directions (`enum fio_ddir`: DDIR_READ, DDIR_WRITE, DDIR_TRIM).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ddir {
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+}
+
+impl Ddir {
+    pub const ALL: [Ddir; 3] = [Ddir::Read, Ddir::Write, Ddir::Trim];
+    pub fn idx(self) -> usize {
+        self as usize
+    }
+}
+
+/// `rw=` (fio's `td_ddir` plus the random flag).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RwPattern {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    /// `rw`/`readwrite`: sequential mix of reads and writes.
+    ReadWrite,
+    /// `randrw`
+    RandRw,
+    /// `trimwrite`
+    TrimWrite,
+}
+
+impl RwPattern {
+    pub fn is_random(self) -> bool {
+        matches!(self, RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandTrim | RwPattern::RandRw)
+    }
+    pub fn has(self, d: Ddir) -> bool {
+        use RwPattern::*;
+        match d {
+            Ddir::Read => matches!(self, Read | RandRead | ReadWrite | RandRw),
+            Ddir::Write => matches!(self, Write | RandWrite | ReadWrite | RandRw | TrimWrite),
+            Ddir::Trim => matches!(self, Trim | RandTrim | TrimWrite),
+        }
+    }
+    /// The name fio prints in its job header line (`rw=randrw`).
+    pub fn fio_name(self) -> &'static str {
+        use RwPattern::*;
+        match self {
+            Read => "read",
+            Write => "write",
+            Trim => "trim",
+            RandRead => "randread",
+            RandWrite => "randwrite",
+            RandTrim => "randtrim",
+            ReadWrite => "rw",
+            RandRw => "randrw",
+            TrimWrite => "trimwrite",
+        }
+    }
+}
+
+/// Block size choice for one direction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BsSpec {
+    Fixed(u32),
+    /// `bsrange=lo-hi`: uniform over multiples of `lo` (fio's default `bs_unaligned=0`).
+    Range { lo: u32, hi: u32 },
+    /// `bssplit`: (size, percent) pairs; percents sum to 100 after fio's fill-in of blanks.
+    Split(Vec<(u32, u32)>),
+}
+
+impl BsSpec {
+    pub fn min(&self) -> u32 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range { lo, .. } => *lo,
+            BsSpec::Split(v) => v.iter().map(|x| x.0).min().unwrap_or(4096),
+        }
+    }
+    pub fn max(&self) -> u32 {
+        match self {
+            BsSpec::Fixed(b) => *b,
+            BsSpec::Range { hi, .. } => *hi,
+            BsSpec::Split(v) => v.iter().map(|x| x.0).max().unwrap_or(4096),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// psync/sync/pvsync/pvsync2: one blocking syscall per IO, no slat.
+    Sync,
+    /// libaio: io_submit/io_getevents.
+    Libaio,
+    /// io_uring
+    IoUring,
+}
+
+impl Engine {
+    pub fn is_async(self) -> bool {
+        !matches!(self, Engine::Sync)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateProcess {
+    Linear,
+    Poisson,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnifiedRw {
+    None,
+    Mixed,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThinkBlocksType {
+    Complete,
+    Issue,
+}
+
+/// One fio job (before `numjobs` cloning), with every option the simulator
+/// honours. Defaults are fio's.
+#[derive(Clone, Debug)]
+pub struct JobSpec {
+    pub name: String,
+    /// Options of this job exactly as written (name and value strings), in order,
+    /// for `"job options"` in the JSON. Global options are not repeated here.
+    pub raw_options: Vec<(String, String)>,
+    /// The `[global]` options in force for this job, as written.
+    pub global_options: Vec<(String, String)>,
+    pub rw: RwPattern,
+    /// `rw=randread:8`: a new offset only every N IOs (1 = always).
+    pub rw_seq_nr: u32,
+    pub rwmixread: u32,
+    pub bs: [BsSpec; 3],
+    pub ioengine: Engine,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub direct: bool,
+    pub filename: Option<String>,
+    /// Bytes of IO per job (`size`); None = the whole target.
+    pub size: Option<u64>,
+    pub offset: u64,
+    pub runtime_ns: Option<u64>,
+    pub time_based: bool,
+    pub ramp_time_ns: u64,
+    /// `startdelay=lo[-hi]`
+    pub startdelay_ns: (u64, u64),
+    pub numjobs: u32,
+    pub group_reporting: bool,
+    /// `rate=` in bytes/s per direction (0 = none).
+    pub rate_bps: [u64; 3],
+    /// `rate_iops=` per direction (0 = none).
+    pub rate_iops: [u64; 3],
+    pub rate_process: RateProcess,
+    pub rate_ignore_thinktime: bool,
+    pub thinktime_ns: u64,
+    pub thinktime_spin_ns: u64,
+    pub thinktime_blocks: u32,
+    pub thinktime_blocks_type: ThinkBlocksType,
+    pub norandommap: bool,
+    pub unified_rw_reporting: UnifiedRw,
+    /// `prio` (level 0..7) and `prioclass` (1 RT, 2 BE, 3 IDLE).
+    pub prio: Option<u8>,
+    pub prioclass: Option<u8>,
+    pub percentile_list: Vec<f64>,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+    /// `cgroup=` (fio creates and joins it). In a scenario the job's cgroup comes
+    /// from the scenario; this is kept for reference and checked for agreement.
+    pub cgroup: Option<String>,
+    /// `stonewall`/`new_group`: starts a new reporting group.
+    pub new_group: bool,
+    pub stonewall: bool,
+    /// `number_ios`: stop after this many IOs (0 = unlimited).
+    pub number_ios: u64,
+    /// `kb_base` (1024 or 1000), for reference when printing.
+    pub kb_base: u32,
+    /// Options that were accepted but have no effect on the simulation
+    /// (e.g. `output-format`, `invalidate`); the front-end warns about them.
+    pub ignored: Vec<String>,
+}
+
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+impl JobSpec {
+    /// A job with fio's defaults (`rw=read bs=4k ioengine=psync iodepth=1`).
+    pub fn new(name: &str) -> JobSpec {
+        JobSpec {
+            name: name.to_string(),
+            raw_options: Vec::new(),
+            global_options: Vec::new(),
+            rw: RwPattern::Read,
+            rw_seq_nr: 1,
+            rwmixread: 50,
+            bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
+            ioengine: Engine::Sync,
+            iodepth: 1,
+            iodepth_batch_submit: 1,
+            iodepth_batch_complete_min: 1,
+            iodepth_batch_complete_max: 1,
+            iodepth_low: 1,
+            direct: false,
+            filename: None,
+            size: None,
+            offset: 0,
+            runtime_ns: None,
+            time_based: false,
+            ramp_time_ns: 0,
+            startdelay_ns: (0, 0),
+            numjobs: 1,
+            group_reporting: false,
+            rate_bps: [0; 3],
+            rate_iops: [0; 3],
+            rate_process: RateProcess::Linear,
+            rate_ignore_thinktime: false,
+            thinktime_ns: 0,
+            thinktime_spin_ns: 0,
+            thinktime_blocks: 1,
+            thinktime_blocks_type: ThinkBlocksType::Complete,
+            norandommap: false,
+            unified_rw_reporting: UnifiedRw::None,
+            prio: None,
+            prioclass: None,
+            percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            clat_percentiles: true,
+            lat_percentiles: false,
+            slat_percentiles: false,
+            bwavgtime_ms: 500,
+            iopsavgtime_ms: 500,
+            cgroup: None,
+            new_group: false,
+            stonewall: false,
+            number_ios: 0,
+            kb_base: 1024,
+            ignored: Vec::new(),
+        }
+    }
+}

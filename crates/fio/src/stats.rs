@@ -1,0 +1,495 @@
+//! fio's statistics, kept the way fio keeps them (stat.c / stat.h), so that the
+//! same samples give the same reported numbers.
+//!
+//! * [`PlatHist`]: fio's log-linear latency histogram (`plat_val_to_idx`,
+//!   `plat_idx_to_val`), 29 groups of 64 buckets over nanoseconds, and its
+//!   percentile rule (`calc_clat_percentiles`).
+//! * [`LatStat`]: `struct io_stat` with the online mean/variance update of
+//!   `add_stat_sample` and the parallel merge of `sum_stat`.
+//! * [`SampleStat`]: bandwidth / IOPS interval samples, "pure-summed" across jobs.
+//! * [`DirStats`], [`JobStats`]: per direction and per job (`struct thread_stat`).
+
+use crate::options::Ddir;
+
+/// `FIO_IO_U_PLAT_BITS`
+pub const PLAT_BITS: u32 = 6;
+/// `FIO_IO_U_PLAT_VAL`
+pub const PLAT_VAL: u64 = 1 << PLAT_BITS;
+/// `FIO_IO_U_PLAT_GROUP_NR`
+pub const PLAT_GROUP_NR: usize = 29;
+/// `FIO_IO_U_PLAT_NR`
+pub const PLAT_NR: usize = PLAT_GROUP_NR * PLAT_VAL as usize;
+
+/// Bucket index of a latency in ns (fio's `plat_val_to_idx`).
+#[inline]
+pub fn plat_val_to_idx(v: u64) -> usize {
+    let msb = if v == 0 { 0 } else { 63 - v.leading_zeros() };
+    if msb <= PLAT_BITS {
+        return v as usize;
+    }
+    let error_bits = msb - PLAT_BITS;
+    let base = (error_bits as usize + 1) << PLAT_BITS;
+    let offset = ((v >> error_bits) & (PLAT_VAL - 1)) as usize;
+    (base + offset).min(PLAT_NR - 1)
+}
+
+/// The value fio reports for a bucket (fio's `plat_idx_to_val`): the bucket's middle.
+#[inline]
+pub fn plat_idx_to_val(idx: usize) -> u64 {
+    if idx < (PLAT_VAL as usize) << 1 {
+        return idx as u64;
+    }
+    let error_bits = (idx >> PLAT_BITS) as u32 - 1;
+    let base = 1u64 << (error_bits + PLAT_BITS);
+    let k = (idx as u64) % PLAT_VAL;
+    base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
+}
+
+/// fio's latency histogram (`io_u_plat`), fixed size whatever the sample count.
+#[derive(Clone)]
+pub struct PlatHist {
+    buckets: Box<[u64]>,
+    total: u64,
+}
+
+impl Default for PlatHist {
+    fn default() -> Self {
+        PlatHist { buckets: vec![0u64; PLAT_NR].into_boxed_slice(), total: 0 }
+    }
+}
+
+impl std::fmt::Debug for PlatHist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PlatHist(n={})", self.total)
+    }
+}
+
+impl PlatHist {
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        self.buckets[plat_val_to_idx(ns)] += 1;
+        self.total += 1;
+    }
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+    pub fn merge(&mut self, o: &PlatHist) {
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
+            *a += *b;
+        }
+        self.total += o.total;
+    }
+    /// Non-empty buckets as (representative value, count), ascending (fio's json+ `bins`).
+    pub fn bins(&self) -> Vec<(u64, u64)> {
+        self.buckets
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (plat_idx_to_val(i), *c))
+            .collect()
+    }
+    /// fio's `calc_clat_percentiles`: for each requested percentile (sorted ascending,
+    /// as fio sorts the list), the representative value of the bucket holding the
+    /// sample of rank ceil(p·N/100) (at least 1). Returns (p, value) pairs in
+    /// ascending order of p. Empty when there are no samples.
+    pub fn percentiles(&self, list: &[f64]) -> Vec<(f64, u64)> {
+        if self.total == 0 || list.is_empty() {
+            return Vec::new();
+        }
+        let mut plist: Vec<f64> = list.to_vec();
+        plist.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+        let mut out = Vec::with_capacity(plist.len());
+        let mut j = 0;
+        let mut cum: u64 = 0;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            cum += c;
+            while j < plist.len() && rank_reached(cum, plist[j], self.total) {
+                out.push((plist[j], plat_idx_to_val(i)));
+                j += 1;
+            }
+            if j == plist.len() {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// fio compares `sum >= p/100 * N` in long double. The product of a double
+/// percentile and an integer count is exact in rationals: p is m·2^e, so
+/// compare 100·cum·2^-e ≥ m·N in integers (i128), which gives the long-double
+/// answer without its platform dependence.
+fn rank_reached(cum: u64, p: f64, n: u64) -> bool {
+    if p <= 0.0 {
+        return true;
+    }
+    let bits = p.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if exp == 0 { (frac as i128, -1074i64) } else { ((frac | (1u64 << 52)) as i128, exp - 1075) };
+    // p = m * 2^e ; condition: cum >= m * 2^e * n / 100  <=>  100*cum >= m*n*2^e
+    let lhs = 100i128 * cum as i128;
+    let rhs_base = m * n as i128;
+    if e >= 0 {
+        // m*n*2^e can overflow only for absurd percentiles; saturate.
+        if e >= 64 {
+            return false;
+        }
+        lhs >= rhs_base.saturating_mul(1i128 << e)
+    } else {
+        let s = (-e) as u32;
+        if s >= 120 {
+            return true;
+        }
+        // lhs * 2^s >= rhs_base
+        lhs.checked_mul(1i128 << s).map(|l| l >= rhs_base).unwrap_or(true)
+    }
+}
+
+/// fio's `struct io_stat`: min/max/samples and the running mean and S.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SampleStat {
+    pub min: u64,
+    pub max: u64,
+    pub samples: u64,
+    pub mean: f64,
+    pub s: f64,
+}
+
+impl SampleStat {
+    /// fio's `add_stat_sample`.
+    #[inline]
+    pub fn add(&mut self, v: u64) {
+        if self.samples == 0 || v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
+        let val = v as f64;
+        let delta = val - self.mean;
+        if delta != 0.0 {
+            self.mean += delta / (self.samples + 1) as f64;
+            self.s += delta * (val - self.mean);
+        }
+        self.samples += 1;
+    }
+    pub fn stddev(&self) -> f64 {
+        if self.samples <= 1 {
+            0.0
+        } else {
+            (self.s / (self.samples - 1) as f64).sqrt()
+        }
+    }
+    /// fio's `sum_stat` with `pure_sum = false`: the parallel mean/variance merge.
+    pub fn merge(&mut self, o: &SampleStat) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        let n1 = self.samples as f64;
+        let n2 = o.samples as f64;
+        let mean = (self.mean * n1 + o.mean * n2) / (n1 + n2);
+        let d = o.mean - self.mean;
+        self.s = self.s + o.s + d * d * n1 * n2 / (n1 + n2);
+        self.mean = mean;
+        self.samples += o.samples;
+    }
+    /// fio's `sum_stat` with `pure_sum = true` (bw/iops across jobs): everything adds.
+    pub fn pure_sum(&mut self, o: &SampleStat) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.mean += o.mean;
+        self.s += o.s;
+        self.samples += o.samples;
+    }
+}
+
+/// A latency statistic with its histogram (slat, clat or lat of one direction).
+#[derive(Clone, Debug, Default)]
+pub struct LatStat {
+    pub stat: SampleStat,
+    pub hist: PlatHist,
+}
+
+impl LatStat {
+    #[inline]
+    pub fn add(&mut self, ns: u64) {
+        self.stat.add(ns);
+        self.hist.add(ns);
+    }
+    pub fn merge(&mut self, o: &LatStat) {
+        self.stat.merge(&o.stat);
+        self.hist.merge(&o.hist);
+    }
+}
+
+/// One direction of a job (`read`, `write`, `trim`) or the merged `mixed`.
+#[derive(Clone, Debug, Default)]
+pub struct DirStats {
+    /// Bytes completed after ramp.
+    pub io_bytes: u64,
+    /// IOs issued (counted when queued), after ramp.
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    /// ms; ceil(elapsed µs / 1000) from the end of ramp to the end of the IO loop.
+    pub runtime_ms: u64,
+    pub slat: LatStat,
+    pub clat: LatStat,
+    pub lat: LatStat,
+    pub bw: SampleStat,
+    pub iops: SampleStat,
+}
+
+impl DirStats {
+    /// Merge another job's direction into this one (group_reporting): latency
+    /// stats by the parallel formula, bw/iops samples pure-summed, runtime max.
+    pub fn merge_job(&mut self, o: &DirStats) {
+        self.io_bytes += o.io_bytes;
+        self.total_ios += o.total_ios;
+        self.short_ios += o.short_ios;
+        self.drop_ios += o.drop_ios;
+        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+        self.bw.pure_sum(&o.bw);
+        self.iops.pure_sum(&o.iops);
+    }
+    /// `bw_bytes`: integer bytes/s over the direction's runtime.
+    pub fn bw_bytes(&self) -> u64 {
+        if self.runtime_ms == 0 {
+            0
+        } else {
+            self.io_bytes * 1000 / self.runtime_ms
+        }
+    }
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            0.0
+        } else {
+            1000.0 * self.total_ios as f64 / self.runtime_ms as f64
+        }
+    }
+}
+
+/// Distribution bins of `iodepth_level` (1, 2, 4, 8, 16, 32, >=64).
+pub fn iodepth_level_bin(depth: u32) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
+}
+
+/// Distribution bins of `iodepth_submit` / `iodepth_complete` (0, 4, 8, 16, 32, 64, >=64).
+pub fn iodepth_batch_bin(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        5..=8 => 2,
+        9..=16 => 3,
+        17..=32 => 4,
+        33..=64 => 5,
+        _ => 6,
+    }
+}
+
+/// `latency_ns`/`latency_us`/`latency_ms` bins from a clat in ns: (which table, bin).
+/// Tables: 0 = ns (2,4,10,20,50,100,250,500,750,1000), 1 = µs (same labels),
+/// 2 = ms (2,4,10,20,50,100,250,500,750,1000,2000,>=2000).
+pub fn latency_bin(ns: u64) -> (usize, usize) {
+    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    if ns < 1000 {
+        return (0, EDGES.iter().position(|&e| ns < e).unwrap_or(9));
+    }
+    let us = ns / 1000;
+    if us < 1000 {
+        return (1, EDGES.iter().position(|&e| us < e).unwrap_or(9));
+    }
+    let ms = us / 1000;
+    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+    (2, MS.iter().position(|&e| ms < e).unwrap_or(11))
+}
+
+/// Per-job results (`struct thread_stat`), filled by the simulator.
+#[derive(Clone, Debug, Default)]
+pub struct JobStats {
+    pub name: String,
+    pub groupid: u32,
+    /// How many jobs were merged into this one (1 without group_reporting).
+    pub nr_jobs: u32,
+    pub dirs: [DirStats; 3],
+    /// `sync` direction: fsync/fdatasync count and latency (unused, kept for the JSON).
+    pub sync_total_ios: u64,
+    /// IOs committed at each in-flight depth bin (`io_u_map`).
+    pub iodepth_level: [u64; 7],
+    /// IOs per submit call, binned (`io_u_submit`), and number of submit calls.
+    pub iodepth_submit: [u64; 7],
+    pub total_submit: u64,
+    pub iodepth_complete: [u64; 7],
+    pub total_complete: u64,
+    pub lat_ns: [u64; 10],
+    pub lat_us: [u64; 10],
+    pub lat_ms: [u64; 12],
+    /// Sum of the members' runtimes, ms (`job_runtime`).
+    pub job_runtime_ms: u64,
+    /// Wall (simulated) seconds from job start to end, for `elapsed`.
+    pub elapsed_s: u64,
+}
+
+impl JobStats {
+    pub fn dir(&self, d: Ddir) -> &DirStats {
+        &self.dirs[d.idx()]
+    }
+    /// Record a clat into the latency_ns/us/ms distribution.
+    #[inline]
+    pub fn add_lat_bin(&mut self, clat_ns: u64) {
+        match latency_bin(clat_ns) {
+            (0, b) => self.lat_ns[b] += 1,
+            (1, b) => self.lat_us[b] += 1,
+            (_, b) => self.lat_ms[b] += 1,
+        }
+    }
+    /// Merge another job (group_reporting).
+    pub fn merge_job(&mut self, o: &JobStats) {
+        for d in 0..3 {
+            self.dirs[d].merge_job(&o.dirs[d]);
+        }
+        self.nr_jobs += o.nr_jobs;
+        self.sync_total_ios += o.sync_total_ios;
+        for i in 0..7 {
+            self.iodepth_level[i] += o.iodepth_level[i];
+            self.iodepth_submit[i] += o.iodepth_submit[i];
+            self.iodepth_complete[i] += o.iodepth_complete[i];
+        }
+        self.total_submit += o.total_submit;
+        self.total_complete += o.total_complete;
+        for i in 0..10 {
+            self.lat_ns[i] += o.lat_ns[i];
+            self.lat_us[i] += o.lat_us[i];
+        }
+        for i in 0..12 {
+            self.lat_ms[i] += o.lat_ms[i];
+        }
+        self.job_runtime_ms += o.job_runtime_ms;
+        self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+    }
+    /// The `mixed` direction: all directions merged, runtime the max.
+    pub fn mixed(&self) -> DirStats {
+        let mut m = DirStats::default();
+        for d in &self.dirs {
+            m.io_bytes += d.io_bytes;
+            m.total_ios += d.total_ios;
+            m.short_ios += d.short_ios;
+            m.drop_ios += d.drop_ios;
+            m.runtime_ms = m.runtime_ms.max(d.runtime_ms);
+            m.slat.merge(&d.slat);
+            m.clat.merge(&d.clat);
+            m.lat.merge(&d.lat);
+            m.bw.pure_sum(&d.bw);
+            m.iops.pure_sum(&d.iops);
+        }
+        m
+    }
+    pub fn total_ios(&self) -> u64 {
+        self.dirs.iter().map(|d| d.total_ios).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plat_index_fixtures() {
+        // Examples from the spec (§3): idx 128 -> 129, 191 -> 255, 192 -> 258, last bucket.
+        assert_eq!(plat_idx_to_val(128), 129);
+        assert_eq!(plat_idx_to_val(191), 255);
+        assert_eq!(plat_idx_to_val(192), 258);
+        assert_eq!(plat_idx_to_val(1855), 17_112_760_320);
+        for v in 0..128u64 {
+            assert_eq!(plat_val_to_idx(v), v as usize);
+        }
+        assert_eq!(plat_val_to_idx(128), 128);
+        assert_eq!(plat_val_to_idx(u64::MAX), PLAT_NR - 1);
+        // every value lands in a bucket whose representative is within 1/128
+        for v in [1000u64, 12345, 999_999, 3_500_000, 1_234_567_890] {
+            let r = plat_idx_to_val(plat_val_to_idx(v)) as f64;
+            assert!((r - v as f64).abs() / (v as f64) <= 1.0 / 128.0, "{v} -> {r}");
+        }
+    }
+
+    #[test]
+    fn percentile_rank_rule() {
+        let mut h = PlatHist::default();
+        for v in 1..=100u64 {
+            h.add(v);
+        }
+        let p = h.percentiles(&[50.0, 99.0, 99.99, 1.0]);
+        // sorted ascending; ranks ceil(p*N/100): 1 -> 1, 50 -> 50, 99 -> 99, 99.99 -> 100
+        assert_eq!(p, vec![(1.0, 1), (50.0, 50), (99.0, 99), (99.99, 100)]);
+    }
+
+    #[test]
+    fn percentile_exact_boundary() {
+        // 0.1 is not exactly representable: 0.1*10 in long double is slightly above 1
+        // (0.1 as double = 0.1000000000000000055...), so with N=1000 and p=0.1 the
+        // rank-1 sample does not satisfy cum >= 1.0000000000000000555; the second does.
+        let mut h = PlatHist::default();
+        for v in 1..=1000u64 {
+            h.add(v);
+        }
+        let p = h.percentiles(&[0.1]);
+        assert_eq!(p[0].1, 2);
+    }
+
+    #[test]
+    fn welford_and_merge() {
+        let mut a = SampleStat::default();
+        let mut b = SampleStat::default();
+        let mut all = SampleStat::default();
+        for v in [10u64, 20, 30] {
+            a.add(v);
+            all.add(v);
+        }
+        for v in [40u64, 50] {
+            b.add(v);
+            all.add(v);
+        }
+        a.merge(&b);
+        assert_eq!(a.samples, 5);
+        assert!((a.mean - 30.0).abs() < 1e-9);
+        assert!((a.stddev() - all.stddev()).abs() < 1e-9);
+        assert_eq!((a.min, a.max), (10, 50));
+    }
+
+    #[test]
+    fn latency_bins() {
+        assert_eq!(latency_bin(1), (0, 0));
+        assert_eq!(latency_bin(999), (0, 9));
+        assert_eq!(latency_bin(1000), (1, 0));
+        assert_eq!(latency_bin(2_500_000), (2, 1));
+        assert_eq!(latency_bin(5_000_000_000), (2, 11));
+    }
+}
