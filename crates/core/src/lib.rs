@@ -11,10 +11,15 @@
 //! in the other crates.
 
 pub mod bio;
+#[macro_use]
+pub mod sim;
+mod blk_mq;
 pub mod cgroup;
 pub mod ctx;
 pub mod device;
 pub mod elevator;
+pub mod engine;
+mod fio_job;
 pub mod ioprio;
 pub mod kerr;
 pub mod request;
@@ -24,3 +29,9 @@ pub mod slab;
 pub mod switches;
 pub mod time;
 pub mod trace;
+
+pub use sim::{
+    CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig, TimedWrite,
+};
+#[cfg(test)]
+mod sim_tests;
