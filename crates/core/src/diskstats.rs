@@ -98,9 +98,9 @@ impl DiskStats {
     /// `jiffies_to_msecs` for any HZ (exact when HZ divides 1000).
     pub fn jiffies_to_msecs(&self, j: u64) -> u64 {
         let hz = self.hz();
-        if 1000 % hz == 0 {
+        if 1000u64.is_multiple_of(hz) {
             j * (1000 / hz)
-        } else if hz % 1000 == 0 {
+        } else if hz.is_multiple_of(1000) {
             j.div_ceil(hz / 1000)
         } else {
             j * 1000 / hz

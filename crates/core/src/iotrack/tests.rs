@@ -157,7 +157,7 @@ fn mean_in_file_follows_read_time_fold() {
     assert!(it
         .stat_file(ROOT)
         .starts_with("259:0 mean: 0 min: 18446744073709551615 max: 0 sum: 0 "));
-    let mut at =
+    let at =
         |q2c: u64, it: &mut IoTrack| complete(it, &tree, &bio(ROOT, Op::Read, 4096, 1, 0), 1 + q2c);
     at(10, &mut it);
     assert!(it
@@ -213,7 +213,7 @@ fn lat_thresh_write_mid_run() {
         it.write_file(&mut ctx, g, LAT_THRESH_FILE, "8:0 1 2 3 4 5 6 7 8"),
         None
     );
-    drop(ctx);
+    let _ = ctx;
     complete(&mut it, &tree, &bio(g, Op::Read, 512, 0, 0), 2500);
     assert_eq!(it.counters(g).hit[0], [0, 0, 1, 1, 1, 1, 1, 1]);
     // The root keeps the defaults: 2.5us is below all of them.
