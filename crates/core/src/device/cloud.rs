@@ -303,11 +303,19 @@ impl Bucket {
             self.tokens = self.tokens.min(self.cap(bucket_ms));
         }
     }
-    /// Refills change nothing any more (idle and full).
-    fn settled(&self, bucket_ms: u64) -> bool {
+    /// Idle with a full token bucket and a rate that further refills cannot change
+    /// (no bursting, or credits positive and only growing): the next refills only
+    /// add credits.
+    fn coasting(&self, bucket_ms: u64) -> bool {
         self.consumed == 0
             && self.tokens == self.cap(bucket_ms)
-            && (self.credit_cap == 0 || self.credits == self.credit_cap)
+            && (self.credit_cap == 0 || self.credits > 0)
+    }
+    /// `n` refills of a coasting bucket at once.
+    fn coast(&mut self, n: u64, refill_ns: i128) {
+        if self.credit_cap > 0 {
+            self.credits = (self.credits + self.prov * refill_ns * n as i128).min(self.credit_cap);
+        }
     }
     fn take(&mut self, amount: i128) {
         self.tokens -= amount;
@@ -366,9 +374,13 @@ impl Cloud {
     /// Apply the refills due at or before `to`.
     fn advance(lane: &mut Lane, to: Ns, refill_ns: Ns, bucket_ms: u64, capped: bool) {
         while lane.next_refill <= to {
-            if capped && lane.ios.settled(bucket_ms) && lane.bytes.settled(bucket_ms) {
-                // Nothing changes until a command arrives: jump over the idle grid.
-                lane.next_refill += ((to - lane.next_refill) / refill_ns + 1) * refill_ns;
+            if capped && lane.ios.coasting(bucket_ms) && lane.bytes.coasting(bucket_ms) {
+                // Nothing but credits changes until a command arrives: apply all the
+                // remaining refills at once.
+                let n = (to - lane.next_refill) / refill_ns + 1;
+                lane.ios.coast(n, refill_ns as i128);
+                lane.bytes.coast(n, refill_ns as i128);
+                lane.next_refill += n * refill_ns;
                 break;
             }
             lane.ios.refill(refill_ns as i128, bucket_ms, capped);
