@@ -206,7 +206,10 @@ impl Sim {
                 dev: d.info.name.clone(),
                 msg,
             };
-            let model = d.model.build().map_err(dev_err)?;
+            // each device draws from its own stream, so adding one leaves the others' draws alone
+            let dev_seed =
+                crate::rng::Rng::stream(cfg.seed, &format!("device/{}", d.info.name)).next_u64();
+            let model = d.model.build_seeded(dev_seed).map_err(dev_err)?;
             let mut elv = elevator::build(&d.scheduler, &d.info).map_err(dev_err)?;
             for (k, v) in &d.iosched {
                 elv.set_tunable(k, v).map_err(dev_err)?;

@@ -30,6 +30,7 @@ pub(crate) fn nullb_dev(completion_nsec: u64, depth: u32) -> DeviceConfig {
             completion_nsec,
             irqmode: 2,
             hw_queue_depth: depth,
+            mbps: 0,
         }),
         scheduler: "none".into(),
         iosched: Vec::new(),
