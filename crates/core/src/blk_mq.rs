@@ -105,6 +105,7 @@ impl Sim {
             let mut ctx = dev_ctx!(self, d);
             let r = self.reqs.get(rq);
             let b = self.bios.get_mut(id);
+            d.st.diskstats.merged(b.op);
             for q in d.st.qos.iter_mut() {
                 q.merge(&mut ctx, r, b);
             }
@@ -168,6 +169,7 @@ impl Sim {
         {
             let d = &mut self.devs[dev as usize];
             d.st.tags_used += 1;
+            d.st.diskstats.start(now, self.reqs.get(rid).op);
             let mut ctx = dev_ctx!(self, d);
             let r = self.reqs.get(rid);
             let b = self.bios.get(id);
@@ -242,6 +244,7 @@ impl Sim {
             d.st.in_device -= 1;
             d.st.tags_used -= 1;
             d.st.rqs_done += 1;
+            d.st.diskstats.done(self.now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(self, d);
             d.st.elv.completed(&mut ctx, &self.reqs, rid);
             for q in d.st.qos.iter_mut() {

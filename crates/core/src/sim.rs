@@ -139,6 +139,8 @@ pub(crate) struct DevState {
     pub tag_waiters: VecDeque<BioId>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
+    /// /sys/block/DEV/stat counters.
+    pub diskstats: crate::diskstats::DiskStats,
     /// Completed requests and bios, for the run summary.
     pub rqs_done: u64,
     pub bios_done: u64,
@@ -214,7 +216,14 @@ impl Sim {
             for (k, v) in &d.iosched {
                 elv.set_tunable(k, v).map_err(dev_err)?;
             }
-            let qos: Vec<Box<dyn RqQos>> = Vec::new();
+            // The rq_qos chain in the kernel's order. blk-iotrack only watches.
+            let mut qos: Vec<Box<dyn RqQos>> = Vec::new();
+            let iotrack = crate::iotrack::IoTrack::new(&d.info, &cfg.cgroups).map_err(|(cg, e)| SetupError::Cgroup {
+                cgroup: cfg.cgroups.get(cg).path.clone(),
+                file: "io.iotrack.lat_thresh".into(),
+                msg: e.to_string(),
+            })?;
+            qos.push(Box::new(iotrack));
             devs.push(Dev {
                 info: d.info.clone(),
                 st: DevState {
@@ -226,6 +235,7 @@ impl Sim {
                     tags_used: 0,
                     tag_waiters: VecDeque::new(),
                     in_device: 0,
+                    diskstats: crate::diskstats::DiskStats::new(cfg.hz),
                     rqs_done: 0,
                     bios_done: 0,
                 },
@@ -300,6 +310,40 @@ impl Sim {
     }
     pub fn nr_devices(&self) -> usize {
         self.devs.len()
+    }
+
+    /// The blk-iotrack view of device `dev` now: the /sys/block/DEV/stat fields
+    /// and the counters of `/` and of each cgroup in `cgroups` (the tool's -g list).
+    pub fn iotrack_sample(&self, dev: DevId, cgroups: &[CgId]) -> crate::iotrack::report::Sample {
+        let d = &self.devs[dev as usize];
+        let it = d.st.qos.iter().find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>());
+        let mut cgs = Vec::new();
+        for &cg in std::iter::once(&crate::cgroup::ROOT).chain(cgroups.iter().filter(|&&c| c != crate::cgroup::ROOT)) {
+            let c = it.map(|t| t.counters(cg).clone()).unwrap_or_default();
+            cgs.push((self.cgroups.get(cg).path.clone(), c));
+        }
+        crate::iotrack::report::Sample {
+            time_ns: self.now,
+            dev_name: d.info.name.clone(),
+            dev: d.st.diskstats.stat_fields(self.now),
+            cgroups: cgs,
+        }
+    }
+
+    /// What `cat /sys/block/DEV/stat` would print now.
+    pub fn disk_stat_line(&self, dev: DevId) -> String {
+        self.devs[dev as usize].st.diskstats.stat_line(self.now)
+    }
+
+    /// What `cat CGROUP/io.iotrack.stat` would print now, for every device.
+    pub fn iotrack_stat_file(&self, cg: CgId) -> String {
+        let mut s = String::new();
+        for d in &self.devs {
+            if let Some(t) = d.st.qos.iter().find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>()) {
+                s.push_str(&t.stat_file(cg));
+            }
+        }
+        s
     }
 
     /// A controller context for device `dev` (borrows disjoint fields).
