@@ -15,6 +15,7 @@ pub mod cgroup;
 pub mod ctx;
 pub mod device;
 pub mod elevator;
+pub mod iocost;
 pub mod ioprio;
 pub mod kerr;
 pub mod request;
