@@ -20,7 +20,11 @@ pub enum IoprioClass {
 impl Ioprio {
     /// `IOPRIO_PRIO_VALUE_HINT(class, level, hint)`
     pub fn new(class: IoprioClass, level: u8, hint: u16) -> Ioprio {
-        Ioprio(((class as u16) << IOPRIO_CLASS_SHIFT) | ((hint & 0x3ff) << IOPRIO_HINT_SHIFT) | (level as u16 & 7))
+        Ioprio(
+            ((class as u16) << IOPRIO_CLASS_SHIFT)
+                | ((hint & 0x3ff) << IOPRIO_HINT_SHIFT)
+                | (level as u16 & 7),
+        )
     }
     pub fn class(self) -> IoprioClass {
         match self.0 >> IOPRIO_CLASS_SHIFT {

@@ -38,7 +38,10 @@ pub struct Nullb {
 impl Nullb {
     pub fn new(spec: &NullbSpec) -> Result<Nullb, String> {
         if spec.irqmode != 0 && spec.irqmode != 2 {
-            return Err(format!("nullb irqmode={} is not modelled (0 = none, 2 = timer)", spec.irqmode));
+            return Err(format!(
+                "nullb irqmode={} is not modelled (0 = none, 2 = timer)",
+                spec.irqmode
+            ));
         }
         if spec.hw_queue_depth == 0 {
             return Err("nullb hw_queue_depth must be at least 1".into());

@@ -214,6 +214,7 @@ pub struct Iocg {
 }
 
 /// `struct ioc`: blk-iocost for one device.
+#[derive(Debug)]
 pub struct IoCost {
     pub(crate) dev_name: String,
     pub(crate) devno: (u32, u32),
