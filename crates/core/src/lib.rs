@@ -21,6 +21,7 @@ pub mod diskstats;
 pub mod elevator;
 pub mod engine;
 mod fio_job;
+pub mod iocost;
 pub mod ioprio;
 pub mod iotrack;
 pub mod kerr;
