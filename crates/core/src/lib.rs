@@ -30,6 +30,7 @@ pub mod rng;
 pub mod rq_qos;
 pub mod slab;
 pub mod switches;
+pub mod throttle;
 pub mod time;
 pub mod trace;
 

@@ -34,17 +34,18 @@ pub const SWITCHES: &[SwitchDef] = &[
         name: "throttle.wait",
         values: &["current", "slice-capped", "pre-2018"],
         default: "current",
-        help: "blk-throttle wait computation: 'pre-2018' = v4.12..v4.18 (waits may exceed a slice), \
-               'slice-capped' = commit 991f61fe (v4.19..v5.x, wait capped to the slice), \
-               'current' = today's kernel (split bps/iops queues, 100 ms slice).",
+        help: "blk-throttle era: 'pre-2018' = v4.12..v4.18 (iops wait aims at the exact-rate moment, may exceed a slice), \
+               'slice-capped' = commit 991f61fe, v4.19..v5.2 (iops wait = rest of the slice window; 0 on a boundary, \
+               spinning to the next jiffy), 'current' = v6.16+ (split bps/iops queues, signed carryover, \
+               minimum iops wait HZ/iops+1, split pieces counted as IOs).",
     },
     SwitchDef {
         name: "throttle.slice",
         values: &["auto", "100ms", "20ms-nonrot"],
         default: "auto",
-        help: "blk-throttle slice length era: '100ms' = one 100 ms slice for every device (current), \
-               '20ms-nonrot' = 20 ms for non-rotational devices (kernels with throtl_slice tuning, v4.10..v5.x), \
-               'auto' = follow throttle.wait's era.",
+        help: "blk-throttle slice length: '100ms' = HZ/10 for every device (current mainline, 6.18.y), \
+               '20ms-nonrot' = HZ/50 on non-rotational devices (v4.12..v6.9 with CONFIG_BLK_DEV_THROTTLING_LOW=y, v6.10..v6.17), \
+               'auto' = 100ms for throttle.wait=current, 20ms-nonrot for the 2018 eras (the seed run's configuration).",
     },
     SwitchDef {
         name: "ioprio.content_activity",
