@@ -139,6 +139,9 @@ fn bio(cg: CgId, op: Op, bytes: u32) -> Bio {
         t_done: 0,
         pending_frags: 0,
         qos_cost: 0,
+        t_alloc: 0,
+        chain_next: crate::bio::NO_BIO,
+        qos_pos: 0,
     }
 }
 
