@@ -274,6 +274,8 @@ fn run_live(
         consume_lines(&mut buf, &mut parser, &mut host, sink, true)?;
     }
     let ring = ring_now(&bt);
+    // one last tick so that the drained tail is reported (top) / sampled (record)
+    let result = result.and_then(|_| sink.tick(mono_now(), unix_now(), ring).map(|_| ()));
     drop(pipe);
     let restored = bt.restore();
     result?;
@@ -520,14 +522,6 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary> {
         opts.duration_ms.map(Duration::from_millis),
         &mut sink,
     )?;
-    // a final stat sample so that the last partial interval can be replayed
-    let t = mono_now();
-    for (d, n) in &sink.devices {
-        sink.w.stat(t, *d, n, &read_dev_stat(n)).map_err(io)?;
-    }
-    if live.ring != (0, 0) {
-        sink.w.ring(t, live.ring.0, live.ring.1).map_err(io)?;
-    }
     let events = sink.w.events;
     sink.w.finish().map_err(io)?;
     Ok(RecordSummary {
