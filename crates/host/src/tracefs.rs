@@ -1,0 +1,416 @@
+//! Setting up the ftrace `blk` tracer (spec §5.1, route A) and putting every
+//! setting back afterwards.
+//!
+//! Checked on kernel 6.18: the `blk` tracer is *not* offered in tracefs
+//! instances (`instances/X/available_tracers` lists only function and nop;
+//! writing `blk` gives EINVAL), so it runs in the global buffer. Every file we
+//! write is read first and pushed on a restore list; `restore()` (also run by
+//! `Drop`, i.e. on error returns and panics, and by the callers after a
+//! SIGINT/SIGTERM/SIGHUP caught by `install_signal_handlers`) writes the old
+//! values back in reverse order. If tracefs was not mounted, it is mounted
+//! and unmounted again. The trace buffer's old contents are discarded (they
+//! cannot be restored). A SIGKILL cannot be caught: then run
+//! `echo 0 > /sys/block/DEV/trace/enable; echo nop > .../current_tracer`.
+
+use crate::error::{HostError, Result};
+use std::ffi::CString;
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// What the setup changes.
+#[derive(Debug, Clone)]
+pub struct TraceConfig {
+    /// Block devices by name ("loop0", "nvme0n1", a partition "sda1").
+    pub devices: Vec<String>,
+    /// Per-CPU ring buffer size.
+    pub buffer_size_kb: u32,
+    /// `/sys/block/DEV/trace/act_mask`, e.g. "queue,issue,complete,requeue".
+    /// None keeps all events, which keeps split (X) events (they have no
+    /// category of their own and pass only with read/write in the mask).
+    pub act_mask: Option<String>,
+}
+
+#[derive(Debug)]
+struct Saved {
+    path: PathBuf,
+    value: String,
+}
+
+/// An active blk-tracer setup; restores everything on drop.
+#[derive(Debug)]
+pub struct BlkTrace {
+    pub root: PathBuf,
+    saved: Vec<Saved>,
+    mounted: bool,
+    restored: bool,
+    /// dev_t (major<<20|minor) and name of each traced device
+    pub devices: Vec<(u32, String)>,
+}
+
+fn read_trim(p: &Path) -> Result<String> {
+    std::fs::read_to_string(p)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| HostError::io(p, e))
+}
+
+fn write_file(p: &Path, v: &str) -> Result<()> {
+    std::fs::write(p, v).map_err(|e| HostError::io(p, e))
+}
+
+/// The sysfs directory of a block device or partition.
+pub fn sysfs_dir(dev: &str) -> PathBuf {
+    Path::new("/sys/class/block").join(dev)
+}
+
+/// dev_t of a device name from its sysfs `dev` file ("MAJ:MIN").
+pub fn dev_number(dev: &str) -> Result<u32> {
+    let p = sysfs_dir(dev).join("dev");
+    let s = read_trim(&p).map_err(|_| HostError::Device {
+        dev: dev.into(),
+        msg: format!("no such block device ({} missing)", p.display()),
+    })?;
+    let (a, b) = s.split_once(':').ok_or_else(|| HostError::Device {
+        dev: dev.into(),
+        msg: format!("bad dev {s:?}"),
+    })?;
+    let ma: u32 = a.parse().map_err(|_| HostError::Device {
+        dev: dev.into(),
+        msg: format!("bad dev {s:?}"),
+    })?;
+    let mi: u32 = b.parse().map_err(|_| HostError::Device {
+        dev: dev.into(),
+        msg: format!("bad dev {s:?}"),
+    })?;
+    Ok(crate::events::mkdev(ma, mi))
+}
+
+/// Name of a block device from its dev_t, via /sys/dev/block/MAJ:MIN.
+pub fn dev_name(dev: u32) -> String {
+    let (ma, mi) = (crate::events::dev_major(dev), crate::events::dev_minor(dev));
+    std::fs::read_link(format!("/sys/dev/block/{ma}:{mi}"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| format!("{ma}:{mi}"))
+}
+
+/// Find (or mount) tracefs. Returns (root, mounted_by_us).
+pub fn find_tracefs() -> Result<(PathBuf, bool)> {
+    for c in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        if Path::new(c).join("trace").exists() {
+            return Ok((PathBuf::from(c), false));
+        }
+    }
+    let target = Path::new("/sys/kernel/tracing");
+    if !target.is_dir() {
+        return Err(HostError::NoTracefs(
+            "/sys/kernel/tracing does not exist".into(),
+        ));
+    }
+    let fs = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    if !fs
+        .lines()
+        .any(|l| l.split_whitespace().last() == Some("tracefs"))
+    {
+        return Err(HostError::NoTracefs(
+            "the kernel has no tracefs (CONFIG_TRACING off)".into(),
+        ));
+    }
+    let src = CString::new("nodev").unwrap();
+    let tgt = CString::new("/sys/kernel/tracing").unwrap();
+    let ty = CString::new("tracefs").unwrap();
+    // SAFETY: plain mount(2) with valid NUL-terminated strings.
+    let rc = unsafe { libc::mount(src.as_ptr(), tgt.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
+    if rc != 0 {
+        return Err(HostError::NoTracefs(format!(
+            "tracefs is not mounted and mounting it failed: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok((target.to_path_buf(), true))
+}
+
+/// Fail early, with a precise message, when this host cannot be traced.
+pub fn check_environment() -> Result<PathBuf> {
+    // SAFETY: geteuid has no preconditions.
+    let uid = unsafe { libc::geteuid() };
+    if uid != 0 {
+        return Err(HostError::NotRoot { uid });
+    }
+    let (root, mounted) = find_tracefs()?;
+    let avail = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
+    let r = if !avail.split_whitespace().any(|t| t == "blk") {
+        Err(HostError::NoBlkTracer {
+            available: avail.trim().to_string(),
+        })
+    } else {
+        Ok(root.clone())
+    };
+    if mounted {
+        unmount(&root);
+    }
+    r
+}
+
+fn unmount(root: &Path) {
+    if let Ok(c) = CString::new(root.as_os_str().to_string_lossy().as_bytes()) {
+        // SAFETY: umount2 with a valid path; failure (EBUSY) leaves it mounted.
+        unsafe { libc::umount2(c.as_ptr(), 0) };
+    }
+}
+
+impl BlkTrace {
+    /// Configure the global tracer for `cfg.devices` and start tracing.
+    pub fn start(cfg: &TraceConfig) -> Result<BlkTrace> {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        if uid != 0 {
+            return Err(HostError::NotRoot { uid });
+        }
+        let (root, mounted) = find_tracefs()?;
+        let mut bt = BlkTrace {
+            root: root.clone(),
+            saved: Vec::new(),
+            mounted,
+            restored: false,
+            devices: Vec::new(),
+        };
+        let avail = read_trim(&root.join("available_tracers"))?;
+        if !avail.split_whitespace().any(|t| t == "blk") {
+            return Err(HostError::NoBlkTracer { available: avail });
+        }
+        let cur = read_trim(&root.join("current_tracer"))?;
+        if cur != "nop" {
+            return Err(HostError::TracerBusy { current: cur });
+        }
+        if cfg.devices.is_empty() {
+            return Err(HostError::Other("no device to trace".into()));
+        }
+        for d in &cfg.devices {
+            let dev = dev_number(d)?;
+            let en = sysfs_dir(d).join("trace/enable");
+            let v = read_trim(&en).map_err(|_| HostError::Device {
+                dev: d.clone(),
+                msg: format!("{} missing (no blk trace support for it)", en.display()),
+            })?;
+            if v != "0" {
+                return Err(HostError::Device {
+                    dev: d.clone(),
+                    msg: "block tracing already enabled by someone else".into(),
+                });
+            }
+            bt.devices.push((dev, d.clone()));
+        }
+        bt.set(&root.join("tracing_on"), "0")?;
+        let clock = read_trim(&root.join("trace_clock"))?;
+        let cur_clock = clock
+            .split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(['[', ']']).to_string())
+            .unwrap_or_else(|| "local".into());
+        bt.set_with_old(&root.join("trace_clock"), "mono", cur_clock)?;
+        // reads "7 (expanded: 1408)" before first use: keep the number only
+        let old_kb = read_trim(&root.join("buffer_size_kb"))?;
+        let old_kb = old_kb
+            .split_whitespace()
+            .next()
+            .unwrap_or("1408")
+            .to_string();
+        bt.set_with_old(
+            &root.join("buffer_size_kb"),
+            &cfg.buffer_size_kb.to_string(),
+            old_kb,
+        )?;
+        bt.set(&root.join("current_tracer"), "blk")?;
+        // after the tracer so that they are restored before it goes back to nop
+        bt.set(&root.join("options/context-info"), "1")?;
+        bt.set(&root.join("options/blk_classic"), "0")?;
+        bt.set(&root.join("options/blk_cgname"), "0")?;
+        bt.set(&root.join("options/blk_cgroup"), "1")?;
+        // empty the buffer (old contents are not restorable)
+        write_file(&root.join("trace"), "")?;
+        for d in cfg.devices.clone() {
+            let dir = sysfs_dir(&d).join("trace");
+            if let Some(m) = &cfg.act_mask {
+                bt.set(&dir.join("act_mask"), m)?;
+            }
+            bt.set(&dir.join("enable"), "1").map_err(|e| HostError::Device {
+                dev: d.clone(),
+                msg: format!("enabling the blk trace failed ({e}); a blktrace(8) session may hold the queue (EBUSY)"),
+            })?;
+        }
+        bt.set(&root.join("tracing_on"), "1")?;
+        Ok(bt)
+    }
+
+    fn set(&mut self, p: &Path, v: &str) -> Result<()> {
+        let old = read_trim(p)?;
+        self.set_with_old(p, v, old)
+    }
+
+    fn set_with_old(&mut self, p: &Path, v: &str, old: String) -> Result<()> {
+        self.saved.push(Saved {
+            path: p.to_path_buf(),
+            value: old,
+        });
+        write_file(p, v)
+    }
+
+    /// Per-CPU ring-buffer statistics: (overrun, dropped events) summed.
+    pub fn buffer_losses(&self) -> (u64, u64) {
+        ring_losses(&self.root)
+    }
+
+    /// Open trace_pipe (consuming, non-blocking).
+    pub fn open_pipe(&self) -> Result<TracePipe> {
+        let p = self.root.join("trace_pipe");
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .map_err(|e| HostError::io(&p, e))?;
+        Ok(TracePipe { f, path: p })
+    }
+
+    /// Stop tracing (the pipe can still be drained).
+    pub fn stop(&self) {
+        let _ = write_file(&self.root.join("tracing_on"), "0");
+    }
+
+    /// Put every changed setting back; returns the failures, if any.
+    pub fn restore(&mut self) -> Result<()> {
+        if self.restored {
+            return Ok(());
+        }
+        self.restored = true;
+        self.stop();
+        let mut errs = Vec::new();
+        while let Some(s) = self.saved.pop() {
+            if let Err(e) = write_file(&s.path, &s.value) {
+                errs.push(e.to_string());
+            }
+        }
+        if self.mounted {
+            unmount(&self.root);
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(HostError::Other(format!(
+                "restoring tracefs settings failed: {}",
+                errs.join("; ")
+            )))
+        }
+    }
+}
+
+impl Drop for BlkTrace {
+    fn drop(&mut self) {
+        if let Err(e) = self.restore() {
+            eprintln!("blklab-host: {e}");
+        }
+    }
+}
+
+/// Sum of `overrun` and `dropped events` over per_cpu/cpu*/stats.
+pub fn ring_losses(root: &Path) -> (u64, u64) {
+    let (mut ov, mut dr) = (0, 0);
+    if let Ok(rd) = std::fs::read_dir(root.join("per_cpu")) {
+        for e in rd.flatten() {
+            let s = std::fs::read_to_string(e.path().join("stats")).unwrap_or_default();
+            for l in s.lines() {
+                if let Some(v) = l.strip_prefix("overrun:") {
+                    ov += v.trim().parse::<u64>().unwrap_or(0);
+                } else if let Some(v) = l.strip_prefix("dropped events:") {
+                    dr += v.trim().parse::<u64>().unwrap_or(0);
+                }
+            }
+        }
+    }
+    (ov, dr)
+}
+
+/// Non-blocking reader of trace_pipe that hands out complete lines.
+pub struct TracePipe {
+    f: std::fs::File,
+    path: PathBuf,
+}
+
+impl TracePipe {
+    /// Append what is available now to `buf`; Ok(0) when nothing is ready.
+    pub fn read_available(&mut self, buf: &mut Vec<u8>) -> Result<usize> {
+        let mut total = 0;
+        let mut chunk = [0u8; 65536];
+        loop {
+            match self.f.read(&mut chunk) {
+                Ok(0) => return Ok(total),
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    total += n;
+                    if total >= 8 << 20 {
+                        return Ok(total);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(total),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(HostError::io(&self.path, e)),
+            }
+        }
+    }
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+    LAST_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// SIGINT/SIGTERM/SIGHUP set a flag (`stop_requested`) instead of killing the
+/// process, so the trace loop can return and restore tracefs. The previous
+/// handlers come back when the guard is dropped.
+pub struct SignalGuard {
+    old: Vec<(libc::c_int, libc::sigaction)>,
+}
+
+pub fn install_signal_handlers() -> SignalGuard {
+    STOP.store(false, Ordering::SeqCst);
+    let mut old = Vec::new();
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: sigaction with a zeroed struct, an async-signal-safe handler
+        // (atomic stores only) and an out-parameter for the old action.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            let mut prev: libc::sigaction = std::mem::zeroed();
+            if libc::sigaction(sig, &sa, &mut prev) == 0 {
+                old.push((sig, prev));
+            }
+        }
+    }
+    SignalGuard { old }
+}
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        for (sig, prev) in self.old.drain(..) {
+            // SAFETY: restoring the action saved by install_signal_handlers.
+            unsafe {
+                libc::sigaction(sig, &prev, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// A signal asked us to stop.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
+
+/// The signal that asked us to stop (0 if none).
+pub fn last_signal() -> i32 {
+    LAST_SIGNAL.load(Ordering::SeqCst)
+}

@@ -1,0 +1,482 @@
+//! End-to-end on the real kernel: a loop device on a tmpfs file, two cgroups
+//! each running fio (4k randread at different rates), traced with `record`
+//! (then `top_from_file`, `read_recording`) and with live `top`. Per-cgroup
+//! IOs and bytes must match fio's JSON and the kernel's own per-cgroup stats
+//! (io.stat on v2, blkio.throttle.io_serviced on a v1 blkio hierarchy), and the
+//! Q2C mean must be consistent with fio's latency.
+//!
+//! Needs root, fio, losetup, tracefs with the blk tracer; otherwise it prints
+//! `SKIP: <reason>` and passes. Everything it creates is removed at the end,
+//! also on failure (Drop guard). Run: `cargo test -p blklab-host --test real_host -- --nocapture`.
+
+use blklab_host::iotrack::IotrackCounters;
+use blklab_host::{read_recording, record, top, top_from_file, RecordOptions, TopOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn sh(cmd: &str) -> Result<String, String> {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "`{cmd}`: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+fn skip_reason() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    for tool in ["fio", "losetup"] {
+        if sh(&format!("command -v {tool}")).is_err() {
+            return Some(format!("{tool} not installed"));
+        }
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        return Some("no /dev/shm tmpfs".into());
+    }
+    match blklab_host::tracefs::check_environment() {
+        Err(e) if e.is_environment() => return Some(e.to_string()),
+        Err(e) => return Some(format!("tracefs check failed: {e}")),
+        Ok(_) => {}
+    }
+    None
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Layout {
+    V2,
+    V1,
+}
+
+/// Everything the test creates; removed in Drop.
+struct Lab {
+    file: PathBuf,
+    loopdev: Option<String>,
+    parent: Option<PathBuf>,
+    layout: Layout,
+    children: Vec<Child>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if let Some(p) = &self.parent {
+            for g in ["a", "b"] {
+                let _ = std::fs::remove_dir(p.join(g));
+            }
+            let _ = std::fs::remove_dir(p);
+        }
+        if let Some(l) = &self.loopdev {
+            let _ = sh(&format!("losetup -d {l}"));
+        }
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+fn io_controller() -> Result<(Layout, PathBuf), String> {
+    let unified = if Path::new("/sys/fs/cgroup/unified/cgroup.controllers").exists() {
+        PathBuf::from("/sys/fs/cgroup/unified")
+    } else {
+        PathBuf::from("/sys/fs/cgroup")
+    };
+    let has_io = |p: &Path| {
+        std::fs::read_to_string(p.join("cgroup.controllers"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .any(|c| c == "io")
+    };
+    let v1 = Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists();
+    if !has_io(&unified) && v1 {
+        // hybrid host: try to release the v1 blkio hierarchy (real-kernel-lab.md).
+        // The hierarchy only dies when nothing references it (no child groups,
+        // no open file anywhere); on the VM this was written on, something
+        // outside our reach keeps it alive, so mount it back if io stays away.
+        if sh("umount /sys/fs/cgroup/blkio").is_ok() {
+            let t0 = Instant::now();
+            while !has_io(&unified) && t0.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            if !has_io(&unified) {
+                sh("mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio")?;
+            }
+        }
+    }
+    if has_io(&unified) {
+        let sc = unified.join("cgroup.subtree_control");
+        let cur = std::fs::read_to_string(&sc).unwrap_or_default();
+        if !cur.split_whitespace().any(|c| c == "io") {
+            std::fs::write(&sc, "+io").map_err(|e| format!("{}: {e}", sc.display()))?;
+        }
+        return Ok((Layout::V2, unified));
+    }
+    if Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists() {
+        return Ok((Layout::V1, PathBuf::from("/sys/fs/cgroup/blkio")));
+    }
+    Err("no io controller reachable (neither cgroup v2 io nor v1 blkio)".into())
+}
+
+fn setup() -> Result<Lab, String> {
+    let pid = std::process::id();
+    let mut lab = Lab {
+        file: PathBuf::from(format!("/dev/shm/blklab-host-test-{pid}.img")),
+        loopdev: None,
+        parent: None,
+        layout: Layout::V2,
+        children: Vec::new(),
+    };
+    // 128 MiB of random data so that reads touch real pages
+    sh(&format!(
+        "dd if=/dev/urandom of={} bs=1M count=128 status=none",
+        lab.file.display()
+    ))?;
+    let l = sh(&format!(
+        "losetup -f --show --direct-io=on {}",
+        lab.file.display()
+    ))?;
+    lab.loopdev = Some(l);
+    let (layout, root) = io_controller()?;
+    lab.layout = layout;
+    let parent = root.join(format!("blklab-host-test-{pid}"));
+    std::fs::create_dir(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    lab.parent = Some(parent.clone());
+    if layout == Layout::V2 {
+        std::fs::write(parent.join("cgroup.subtree_control"), "+io").map_err(|e| e.to_string())?;
+    }
+    for g in ["a", "b"] {
+        std::fs::create_dir(parent.join(g)).map_err(|e| e.to_string())?;
+    }
+    if layout == Layout::V1 {
+        // v1 only counts per-cgroup bios in blk-throttle, which needs a rule:
+        // a limit far above the device's speed changes nothing else
+        let mm = sh(&format!("cat /sys/class/block/{}/dev", lab.dev_name()))?;
+        for g in ["a", "b"] {
+            std::fs::write(
+                parent.join(g).join("blkio.throttle.read_iops_device"),
+                format!("{mm} 100000000"),
+            )
+            .map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(lab)
+}
+
+impl Lab {
+    fn dev_name(&self) -> String {
+        self.loopdev
+            .as_deref()
+            .unwrap_or("")
+            .trim_start_matches("/dev/")
+            .to_string()
+    }
+    fn rel(&self, g: &str) -> String {
+        let p = self.parent.as_ref().unwrap();
+        format!("/{}/{g}", p.file_name().unwrap().to_string_lossy())
+    }
+    /// (reads, read bytes) the kernel charged to group g
+    fn kernel_stat(&self, g: &str) -> (u64, u64) {
+        let dir = self.parent.as_ref().unwrap().join(g);
+        let mm = std::fs::read_to_string(format!("/sys/class/block/{}/dev", self.dev_name()))
+            .unwrap_or_default();
+        let mm = mm.trim();
+        match self.layout {
+            Layout::V2 => {
+                let s = std::fs::read_to_string(dir.join("io.stat")).unwrap_or_default();
+                let line = s
+                    .lines()
+                    .find(|l| l.starts_with(&format!("{mm} ")))
+                    .unwrap_or("");
+                let get = |k: &str| {
+                    line.split_whitespace()
+                        .find_map(|kv| {
+                            kv.strip_prefix(&format!("{k}="))
+                                .and_then(|v| v.parse().ok())
+                        })
+                        .unwrap_or(0)
+                };
+                (get("rios"), get("rbytes"))
+            }
+            Layout::V1 => {
+                let get = |f: &str| {
+                    let s = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+                    s.lines()
+                        .find(|l| l.starts_with(&format!("{mm} Read ")))
+                        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+                        .unwrap_or(0)
+                };
+                (
+                    get("blkio.throttle.io_serviced"),
+                    get("blkio.throttle.io_service_bytes"),
+                )
+            }
+        }
+    }
+    fn spawn_fio(&mut self, g: &str, iodepth: u32, rate: u32, out: &Path) -> Result<(), String> {
+        let procs = self.parent.as_ref().unwrap().join(g).join("cgroup.procs");
+        let cmd = format!(
+            "echo $$ > {} && exec fio --name={g} --filename={} --direct=1 --rw=randread --bs=4k \
+             --ioengine=libaio --iodepth={iodepth} --rate_iops={rate} --time_based --runtime=2 \
+             --output-format=json --output={}",
+            procs.display(),
+            self.loopdev.as_ref().unwrap(),
+            out.display()
+        );
+        let c = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        self.children.push(c);
+        Ok(())
+    }
+    fn wait_fio(&mut self) -> Result<(), String> {
+        for mut c in self.children.drain(..) {
+            let st = c.wait().map_err(|e| e.to_string())?;
+            if !st.success() {
+                return Err(format!("fio failed: {st}"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug)]
+struct FioRead {
+    ios: u64,
+    bytes: u64,
+    clat_mean: f64,
+    lat_mean: f64,
+}
+
+fn fio_read(path: &Path) -> FioRead {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let r = &v["jobs"][0]["read"];
+    FioRead {
+        ios: r["total_ios"].as_u64().unwrap(),
+        bytes: r["io_bytes"].as_u64().unwrap(),
+        clat_mean: r["clat_ns"]["mean"].as_f64().unwrap(),
+        lat_mean: r["lat_ns"]["mean"].as_f64().unwrap(),
+    }
+}
+
+fn within(a: f64, b: f64, frac: f64) -> bool {
+    (a - b).abs() <= frac * b.abs().max(1.0)
+}
+
+/// Run both fio jobs while `tracer` runs; returns fio's figures and the kernel's stat deltas.
+fn workload(
+    lab: &mut Lab,
+    ready: &AtomicBool,
+    tag: &str,
+) -> Result<Vec<(String, FioRead, (u64, u64))>, String> {
+    let t0 = Instant::now();
+    while !ready.load(Ordering::SeqCst) {
+        if t0.elapsed() > Duration::from_secs(10) {
+            return Err("tracer did not start".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let before: Vec<(u64, u64)> = ["a", "b"].iter().map(|g| lab.kernel_stat(g)).collect();
+    let dir = std::env::temp_dir();
+    let outs: Vec<PathBuf> = ["a", "b"]
+        .iter()
+        .map(|g| dir.join(format!("blklab-host-{tag}-{g}-{}.json", std::process::id())))
+        .collect();
+    lab.spawn_fio("a", 4, 3000, &outs[0])?;
+    lab.spawn_fio("b", 1, 800, &outs[1])?;
+    lab.wait_fio()?;
+    std::thread::sleep(Duration::from_millis(300));
+    let mut res = Vec::new();
+    for (k, g) in ["a", "b"].iter().enumerate() {
+        let after = lab.kernel_stat(g);
+        let f = fio_read(&outs[k]);
+        let _ = std::fs::remove_file(&outs[k]);
+        res.push((
+            g.to_string(),
+            f,
+            (after.0 - before[k].0, after.1 - before[k].1),
+        ));
+    }
+    Ok(res)
+}
+
+fn check(
+    label: &str,
+    lab: &Lab,
+    res: &[(String, FioRead, (u64, u64))],
+    last: &[(String, IotrackCounters)],
+) {
+    let get = |p: &str| {
+        last.iter()
+            .find(|x| x.0 == p)
+            .map(|x| x.1.clone())
+            .unwrap_or_default()
+    };
+    let mut sum = 0;
+    for (g, f, ks) in res {
+        let c = get(&lab.rel(g));
+        let ios = c.ios[0];
+        let bytes = c.sectors[0] * 512;
+        let q2c = c.tms[0] as f64 / ios.max(1) as f64;
+        let d2c = c.dtms[0] as f64 / ios.max(1) as f64;
+        eprintln!(
+            "[{label}] {g}: traced ios={ios} bytes={bytes} q2c_mean={q2c:.0}ns d2c_mean={d2c:.0}ns | \
+             fio ios={} bytes={} clat_mean={:.0}ns lat_mean={:.0}ns | kernel ios={} bytes={}",
+            f.ios, f.bytes, f.clat_mean, f.lat_mean, ks.0, ks.1
+        );
+        assert!(
+            within(ios as f64, f.ios as f64, 0.02),
+            "{label} {g}: ios {ios} vs fio {}",
+            f.ios
+        );
+        assert!(
+            within(bytes as f64, f.bytes as f64, 0.02),
+            "{label} {g}: bytes {bytes} vs fio {}",
+            f.bytes
+        );
+        assert!(
+            within(ios as f64, ks.0 as f64, 0.02),
+            "{label} {g}: ios {ios} vs kernel {}",
+            ks.0
+        );
+        assert!(
+            within(bytes as f64, ks.1 as f64, 0.02),
+            "{label} {g}: bytes {bytes} vs kernel {}",
+            ks.1
+        );
+        // Q is inside io_submit, fio's clat starts after it returns and its
+        // lat before it: Q2C must not exceed lat. clat also holds fio's reap
+        // delay, which grows with CPU contention (2-core VM): measured Q2C
+        // was 68-92 % of clat, so the lower bound is loose
+        assert!(
+            q2c <= f.lat_mean * 1.05,
+            "{label} {g}: q2c {q2c} > fio lat {}",
+            f.lat_mean
+        );
+        assert!(
+            q2c >= 0.5 * f.clat_mean,
+            "{label} {g}: q2c {q2c} vs fio clat {}",
+            f.clat_mean
+        );
+        assert!(d2c > 0.0 && d2c <= q2c);
+        sum += ios;
+    }
+    let parent = get(&lab.rel("").trim_end_matches('/').to_string());
+    assert_eq!(parent.ios[0], sum, "{label}: parent = a + b");
+    assert!(get("/").ios[0] >= sum);
+}
+
+#[test]
+fn two_cgroups_fio_record_replay_and_top() {
+    if let Some(r) = skip_reason() {
+        eprintln!("SKIP: {r}");
+        return;
+    }
+    let mut lab = match setup() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("SKIP: lab setup failed: {e}");
+            return;
+        }
+    };
+    eprintln!("layout {:?}, device {}", lab.layout, lab.dev_name());
+    let dev = lab.dev_name();
+
+    // 1. record, then replay the file
+    let rec_path =
+        std::env::temp_dir().join(format!("blklab-host-test-{}.rec", std::process::id()));
+    let ready = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let ropts = RecordOptions {
+        devices: vec![dev.clone()],
+        output: rec_path.clone(),
+        stat_interval_ms: 500,
+        stop: Some(stop.clone()),
+        ready: Some(ready.clone()),
+        ..Default::default()
+    };
+    let h = std::thread::spawn(move || record(&ropts));
+    let res = workload(&mut lab, &ready, "rec");
+    stop.store(true, Ordering::SeqCst);
+    let summary = h.join().unwrap().expect("record");
+    let res = res.expect("workload");
+    eprintln!("record: {summary:?}");
+    assert_eq!(summary.parse.malformed, 0);
+    let mut text = Vec::new();
+    let topts = TopOptions {
+        cgroups: vec![lab.rel("a"), lab.rel("b")],
+        ..Default::default()
+    };
+    let s = top_from_file(&rec_path, &topts, &mut text).expect("top --from");
+    let text = String::from_utf8(text).unwrap();
+    eprintln!("{}", text.lines().take(8).collect::<Vec<_>>().join("\n"));
+    assert!(s.intervals >= 3, "{text}");
+    assert!(text.contains(&lab.rel("a")) && text.contains("Device"));
+    // ancestors too: replay again without the -g filter to get the parent
+    let s = top_from_file(&rec_path, &TopOptions::default(), &mut std::io::sink()).unwrap();
+    check("record+replay", &lab, &res, &s.last[0].cgroups);
+    let rec = read_recording(&rec_path).expect("read_recording");
+    let _ = std::fs::remove_file(&rec_path);
+    assert!(!rec.truncated);
+    for (g, f, _) in &res {
+        let st = rec
+            .cgroups
+            .iter()
+            .find(|c| c.path == lab.rel(g))
+            .expect("stream");
+        assert!(within(st.ios.len() as f64, f.ios as f64, 0.02));
+        assert!(st.ios.iter().all(|io| io.bytes == 4096));
+        assert!(st.ios.windows(2).all(|w| w[0].time_ns <= w[1].time_ns));
+    }
+
+    // 2. live top
+    let ready = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let topts = TopOptions {
+        devices: vec![dev.clone()],
+        interval_ms: 500,
+        extended: true,
+        stop: Some(stop.clone()),
+        ready: Some(ready.clone()),
+        ..Default::default()
+    };
+    let h = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let r = top(&topts, &mut out);
+        (r, out)
+    });
+    let res = workload(&mut lab, &ready, "top");
+    stop.store(true, Ordering::SeqCst);
+    let (r, out) = h.join().unwrap();
+    let s = r.expect("top");
+    let res = res.expect("workload");
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("mean(us)"), "extended header");
+    eprintln!(
+        "top: intervals={} parse={:?} account={:?}",
+        s.intervals, s.parse, s.account
+    );
+    check("live top", &lab, &res, &s.last[0].cgroups);
+    // tracefs is back as it was
+    let cur = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap_or_default();
+    assert_eq!(cur.trim(), "nop");
+    let en =
+        std::fs::read_to_string(format!("/sys/class/block/{dev}/trace/enable")).unwrap_or_default();
+    assert_eq!(en.trim(), "0");
+}
