@@ -4,12 +4,9 @@
 //! and the dublio/iotrack interval table (`top`), records events to a file
 //! (`record`) and replays them (`top_from_file`, `read_recording`).
 
-// The iotrack metric code comes from blklab-core. Until that lands, a local
-// copy with the same API is used: swap this line for
-// `pub use blklab_core::iotrack;` and delete shim_iotrack.rs.
-pub use crate::shim_iotrack as iotrack;
-#[doc(hidden)]
-pub mod shim_iotrack;
+// The iotrack metrics are the simulator's own code: one implementation for
+// simulated and real hosts.
+pub use blklab_core::iotrack;
 
 pub mod account;
 pub mod cgroup_fs;
