@@ -21,9 +21,64 @@ impl Sim {
     /// slept in the kernel).
     pub(crate) fn submit_bio(&mut self, id: BioId) {
         self.peak_bios = self.peak_bios.max(self.bios.len());
-        self.bios.get_mut(id).t_submit = self.now;
-        // blk-throttle arrives with its module; without limits every bio passes.
+        let b = self.bios.get_mut(id);
+        b.t_submit = self.now;
+        let dev = b.dev;
+        if self.devs[dev as usize].st.throttle.is_active() && !self.bios.get(id).flags.throttled {
+            let held = {
+                let d = &mut self.devs[dev as usize];
+                let mut ctx = dev_ctx!(self, d);
+                d.st.throttle.submit(&mut ctx, id, self.bios.get_mut(id))
+            };
+            self.rearm_throttle(dev);
+            if held {
+                // blk_throtl_bio queued it: the submitter does not wait for it,
+                // the throttle's dispatch work submits it later.
+                let b = self.bios.get_mut(id);
+                let waits = std::mem::replace(&mut b.flags.submitter_waits, false);
+                if let (true, Origin::Job { job, io_u }) = (waits, b.origin) {
+                    self.submit_done(job, io_u);
+                }
+                return;
+            }
+        }
         self.bio_queue(id);
+    }
+
+    /// blk-throttle's pending timer: dispatch what the limits now allow.
+    pub(crate) fn throttle_timer(&mut self, dev: DevId) {
+        {
+            let st = &mut self.devs[dev as usize].st;
+            if st.throttle_armed.0 != Some(self.now) {
+                return;
+            }
+            st.throttle_armed.0 = None;
+        }
+        let mut released = std::mem::take(&mut self.released);
+        {
+            let (mut ctx, st) = self.ctx_parts(dev);
+            st.throttle.timer(&mut ctx, &mut released);
+        }
+        self.rearm_throttle(dev);
+        for &id in &released {
+            self.bios.get_mut(id).flags.throttled = true;
+        }
+        let ids: Vec<BioId> = released.drain(..).collect();
+        self.released = released;
+        for id in ids {
+            self.bio_queue(id);
+        }
+    }
+
+    pub(crate) fn rearm_throttle(&mut self, dev: DevId) {
+        let st = &mut self.devs[dev as usize].st;
+        let want = st.throttle.next_timer().map(|t| t.max(self.now));
+        if want != st.throttle_armed.0 {
+            st.throttle_armed.0 = want;
+            if let Some(t) = want {
+                self.q.push(t, Ev::Throttle(dev));
+            }
+        }
     }
 
     /// `submit_bio_noacct_nocheck`: the Q point (blktrace Q, iotrack's bi_issue).
@@ -51,6 +106,12 @@ impl Sim {
         }
         let pieces = bytes.div_ceil(max);
         let template = self.bios.get(id).clone();
+        if self.devs[dev as usize].st.throttle.is_active() {
+            let d = &mut self.devs[dev as usize];
+            let mut ctx = dev_ctx!(self, d);
+            d.st.throttle
+                .bio_split(&mut ctx, template.cg, template.op, pieces - 1);
+        }
         let mut first = NO_BIO;
         let mut prev = NO_BIO;
         let mut off = 0u32;
@@ -244,7 +305,8 @@ impl Sim {
             d.st.in_device -= 1;
             d.st.tags_used -= 1;
             d.st.rqs_done += 1;
-            d.st.diskstats.done(self.now, rq.op, rq.sectors(), rq.start_time);
+            d.st.diskstats
+                .done(self.now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(self, d);
             d.st.elv.completed(&mut ctx, &self.reqs, rid);
             for q in d.st.qos.iter_mut() {

@@ -782,8 +782,22 @@ impl Sim {
             return false; // asleep in the kernel; submit_done wakes us
         }
         job.phase = Phase::SubmitReturn(n);
-        let t = now + self.cpu.submit_ns;
+        let t = now + self.cpu.submit_ns + self.return_delay(j);
         self.job_sleep_until(j, t)
+    }
+
+    /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
+    fn return_delay(&mut self, j: JobId) -> Ns {
+        let (dev, cg) = (
+            self.jobs[j as usize].cfg.dev,
+            self.jobs[j as usize].cfg.cgroup,
+        );
+        let d = &mut self.devs[dev as usize];
+        let mut ctx = dev_ctx!(self, d);
+        d.st.qos
+            .iter_mut()
+            .map(|q| q.return_delay(&mut ctx, cg))
+            .sum()
     }
 
     /// The block layer took the job's bio (or queued it in blk-throttle): the
@@ -797,7 +811,8 @@ impl Sim {
         if self.running_job != Some(j) {
             // woken from a sleep in the kernel: the rest of the call runs now
             job.phase = Phase::SubmitReturn(n);
-            let t = self.now + self.cpu.submit_ns;
+            let t = self.now + self.cpu.submit_ns + self.return_delay(j);
+            let job = &mut self.jobs[j as usize];
             job.wake_at = Some(t);
             self.q.push(t, Ev::Job(j));
         }

@@ -128,6 +128,9 @@ pub(crate) struct Dev {
 }
 
 pub(crate) struct DevState {
+    /// blk-throttle (io.max) for this device.
+    pub throttle: crate::throttle::Throttle,
+    pub throttle_armed: Armed,
     pub model: Box<dyn DeviceModel>,
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
@@ -216,17 +219,39 @@ impl Sim {
             for (k, v) in &d.iosched {
                 elv.set_tunable(k, v).map_err(dev_err)?;
             }
-            // The rq_qos chain in the kernel's order. blk-iotrack only watches.
+            let throttle =
+                crate::throttle::Throttle::new(&d.info, &cfg.cgroups, cfg.hz, &cfg.switches)
+                    .map_err(|(cg, e)| SetupError::Cgroup {
+                        cgroup: cfg.cgroups.get(cg).path.clone(),
+                        file: "io.max".into(),
+                        msg: e.to_string(),
+                    })?;
+            // The rq_qos chain in the kernel's order: blk-iocost first
+            // (RQ_QOS_COST), blk-iotrack, which only watches, last.
             let mut qos: Vec<Box<dyn RqQos>> = Vec::new();
-            let iotrack = crate::iotrack::IoTrack::new(&d.info, &cfg.cgroups).map_err(|(cg, e)| SetupError::Cgroup {
+            let iocost = crate::iocost::IoCost::new(&d.info, &cfg.cgroups, cfg.hz, &cfg.switches)
+                .map_err(|(cg, file, e)| SetupError::Cgroup {
                 cgroup: cfg.cgroups.get(cg).path.clone(),
-                file: "io.iotrack.lat_thresh".into(),
+                file,
                 msg: e.to_string(),
             })?;
+            if let Some(ioc) = iocost {
+                qos.push(Box::new(ioc));
+            }
+            let iotrack =
+                crate::iotrack::IoTrack::new(&d.info, &cfg.cgroups).map_err(|(cg, e)| {
+                    SetupError::Cgroup {
+                        cgroup: cfg.cgroups.get(cg).path.clone(),
+                        file: "io.iotrack.lat_thresh".into(),
+                        msg: e.to_string(),
+                    }
+                })?;
             qos.push(Box::new(iotrack));
             devs.push(Dev {
                 info: d.info.clone(),
                 st: DevState {
+                    throttle,
+                    throttle_armed: Armed::default(),
                     model,
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
@@ -316,9 +341,14 @@ impl Sim {
     /// and the counters of `/` and of each cgroup in `cgroups` (the tool's -g list).
     pub fn iotrack_sample(&self, dev: DevId, cgroups: &[CgId]) -> crate::iotrack::report::Sample {
         let d = &self.devs[dev as usize];
-        let it = d.st.qos.iter().find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>());
+        let it =
+            d.st.qos
+                .iter()
+                .find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>());
         let mut cgs = Vec::new();
-        for &cg in std::iter::once(&crate::cgroup::ROOT).chain(cgroups.iter().filter(|&&c| c != crate::cgroup::ROOT)) {
+        for &cg in std::iter::once(&crate::cgroup::ROOT)
+            .chain(cgroups.iter().filter(|&&c| c != crate::cgroup::ROOT))
+        {
             let c = it.map(|t| t.counters(cg).clone()).unwrap_or_default();
             cgs.push((self.cgroups.get(cg).path.clone(), c));
         }
@@ -339,7 +369,11 @@ impl Sim {
     pub fn iotrack_stat_file(&self, cg: CgId) -> String {
         let mut s = String::new();
         for d in &self.devs {
-            if let Some(t) = d.st.qos.iter().find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>()) {
+            if let Some(t) =
+                d.st.qos
+                    .iter()
+                    .find_map(|q| q.as_any().downcast_ref::<crate::iotrack::IoTrack>())
+            {
                 s.push_str(&t.stat_file(cg));
             }
         }
@@ -396,7 +430,7 @@ impl Sim {
         match ev {
             Ev::Job(j) => self.job_wake(j),
             Ev::Complete(d, r) => self.complete_request(d, r),
-            Ev::Throttle(_d) => {}
+            Ev::Throttle(d) => self.throttle_timer(d),
             Ev::Qos(d, i) => self.qos_timer(d, i as usize),
             Ev::Elevator(d) => {
                 let dd = &mut self.devs[d as usize].st;
@@ -418,6 +452,15 @@ impl Sim {
             let mut released = std::mem::take(&mut self.released);
             {
                 let (mut ctx, dev) = self.ctx_parts(d);
+                if w.file == "io.max" {
+                    let named = crate::kerr::split_devno(&w.value)
+                        .map(|(mm, _)| mm == (ctx.dev.major, ctx.dev.minor))
+                        .unwrap_or(false);
+                    if named {
+                        let r = dev.throttle.write_io_max(&mut ctx, w.cgroup, &w.value);
+                        debug_assert!(r.is_ok(), "timed io.max write rejected at run time: {r:?}");
+                    }
+                }
                 for q in dev.qos.iter_mut() {
                     if let Some(Err(_e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
                         // Validated before the run starts; a failure here is a model bug.
@@ -429,7 +472,29 @@ impl Sim {
             self.continue_released(d, &mut released);
             self.released = released;
             self.rearm_qos(d);
+            self.rearm_throttle(d);
         }
+    }
+
+    /// This controller's io.stat fields of cgroup `cg` on every device, as
+    /// `MAJ:MIN key=value ...` lines.
+    pub fn io_stat(&self, cg: CgId) -> String {
+        let mut s = String::new();
+        for d in &self.devs {
+            let mut fields = String::new();
+            for q in &d.st.qos {
+                fields.push_str(&q.io_stat(cg));
+            }
+            let t = d.st.throttle.io_stat(cg);
+            if !t.is_empty() {
+                fields.push(' ');
+                fields.push_str(t.trim());
+            }
+            if !fields.trim().is_empty() {
+                s.push_str(&format!("{}{}\n", d.info.devno(), fields));
+            }
+        }
+        s
     }
 
     fn finish(&mut self) -> RunResult {
