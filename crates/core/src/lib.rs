@@ -11,7 +11,9 @@
 //! in the other crates.
 
 pub mod bio;
+pub mod blk_ioprio;
 pub mod cgroup;
+pub mod content_activity;
 pub mod ctx;
 pub mod device;
 pub mod elevator;
