@@ -76,6 +76,8 @@ pub struct Bio {
     pub origin: Origin,
     /// submit_bio() was called.
     pub t_submit: Ns,
+    /// Request allocation began for this piece (the request's `alloc_time_ns`).
+    pub t_alloc: Ns,
     /// Q: entered the block layer proper (after blk-throttle released it).
     pub t_queue: Ns,
     /// D: the request carrying it was issued to the driver (0 = never).
@@ -84,9 +86,18 @@ pub struct Bio {
     pub t_done: Ns,
     /// Outstanding split fragments (a parent completes when this reaches 0).
     pub pending_frags: u16,
-    /// iocost's per-bio cost (abs vtime), set by its throttle hook and read on merge/done.
+    /// iocost's per-bio cost (`bi_iocost_cost`), set by its throttle hook.
     pub qos_cost: u64,
+    /// Split pieces are submitted one after another by the same context: the
+    /// piece to start once this one has a request (NO_BIO = none).
+    pub chain_next: BioId,
+    /// Position in the rq_qos chain this bio has passed (for a bio released by a
+    /// controller, the chain resumes after it).
+    pub qos_pos: u8,
 }
+
+/// "No bio" in a BioId field.
+pub const NO_BIO: BioId = u32::MAX;
 
 impl Bio {
     pub fn sectors(&self) -> u64 {

@@ -37,7 +37,13 @@ impl Default for CgroupTree {
 impl CgroupTree {
     pub fn new() -> CgroupTree {
         CgroupTree {
-            nodes: vec![Cgroup { path: "/".into(), parent: None, children: Vec::new(), level: 0, files: BTreeMap::new() }],
+            nodes: vec![Cgroup {
+                path: "/".into(),
+                parent: None,
+                children: Vec::new(),
+                level: 0,
+                files: BTreeMap::new(),
+            }],
         }
     }
 
@@ -96,7 +102,10 @@ impl CgroupTree {
 
     pub fn find(&self, path: &str) -> Option<CgId> {
         let norm = Self::normalize(path).ok()?;
-        self.nodes.iter().position(|n| n.path == norm).map(|i| i as CgId)
+        self.nodes
+            .iter()
+            .position(|n| n.path == norm)
+            .map(|i| i as CgId)
     }
 
     pub fn get(&self, id: CgId) -> &Cgroup {
@@ -136,7 +145,10 @@ impl CgroupTree {
     }
     /// Append a line to a cgroup file (the scenario's writes, in order).
     pub fn write_file(&mut self, id: CgId, name: &str, content: &str) {
-        let f = self.nodes[id as usize].files.entry(name.to_string()).or_default();
+        let f = self.nodes[id as usize]
+            .files
+            .entry(name.to_string())
+            .or_default();
         if !f.is_empty() {
             f.push('\n');
         }

@@ -31,13 +31,22 @@ pub struct KernelError {
 
 impl KernelError {
     pub fn einval(msg: impl Into<String>) -> KernelError {
-        KernelError { errno: Errno::Einval, msg: msg.into() }
+        KernelError {
+            errno: Errno::Einval,
+            msg: msg.into(),
+        }
     }
     pub fn erange(msg: impl Into<String>) -> KernelError {
-        KernelError { errno: Errno::Erange, msg: msg.into() }
+        KernelError {
+            errno: Errno::Erange,
+            msg: msg.into(),
+        }
     }
     pub fn enodev(msg: impl Into<String>) -> KernelError {
-        KernelError { errno: Errno::Enodev, msg: msg.into() }
+        KernelError {
+            errno: Errno::Enodev,
+            msg: msg.into(),
+        }
     }
 }
 
@@ -58,8 +67,12 @@ pub fn split_devno(line: &str) -> Result<((u32, u32), &str), KernelError> {
     let (maj, min) = dev
         .split_once(':')
         .ok_or_else(|| KernelError::einval(format!("'{dev}' is not a MAJ:MIN device number")))?;
-    let maj: u32 = maj.parse().map_err(|_| KernelError::einval(format!("'{dev}' is not a MAJ:MIN device number")))?;
-    let min: u32 = min.parse().map_err(|_| KernelError::einval(format!("'{dev}' is not a MAJ:MIN device number")))?;
+    let maj: u32 = maj
+        .parse()
+        .map_err(|_| KernelError::einval(format!("'{dev}' is not a MAJ:MIN device number")))?;
+    let min: u32 = min
+        .parse()
+        .map_err(|_| KernelError::einval(format!("'{dev}' is not a MAJ:MIN device number")))?;
     Ok(((maj, min), rest.trim()))
 }
 

@@ -11,13 +11,20 @@
 //! in the other crates.
 
 pub mod bio;
+#[macro_use]
+pub mod sim;
 pub mod blk_ioprio;
+mod blk_mq;
 pub mod cgroup;
 pub mod content_activity;
 pub mod ctx;
 pub mod device;
+pub mod diskstats;
 pub mod elevator;
+pub mod engine;
+mod fio_job;
 pub mod ioprio;
+pub mod iotrack;
 pub mod kerr;
 pub mod request;
 pub mod rng;
@@ -26,3 +33,9 @@ pub mod slab;
 pub mod switches;
 pub mod time;
 pub mod trace;
+
+pub use sim::{
+    CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig, TimedWrite,
+};
+#[cfg(test)]
+mod sim_tests;

@@ -20,10 +20,10 @@ pub struct Request {
     pub sync: bool,
     /// Bios in the request, first one first (merges append or prepend).
     pub bios: Vec<BioId>,
-    /// `start_time_ns`: when the first bio started request allocation.
-    pub start_time: Ns,
-    /// `alloc_time_ns`: when the request (tag) was obtained.
+    /// `alloc_time_ns`: when request allocation began, before any wait for a tag.
     pub alloc_time: Ns,
+    /// `start_time_ns`: when the request got its tag (so start - alloc = rq_wait).
+    pub start_time: Ns,
     /// Inserted into the scheduler.
     pub insert_time: Ns,
     /// `io_start_time_ns`: issued to the driver (D).

@@ -54,7 +54,13 @@ pub trait RqQos {
         String::new()
     }
     /// A cgroup file write mid-run (io.weight, io.cost.qos…); Err if not this controller's.
-    fn write_file(&mut self, _ctx: &mut Ctx, _cg: CgId, _file: &str, _value: &str) -> Option<Result<(), crate::kerr::KernelError>> {
+    fn write_file(
+        &mut self,
+        _ctx: &mut Ctx,
+        _cg: CgId,
+        _file: &str,
+        _value: &str,
+    ) -> Option<Result<(), crate::kerr::KernelError>> {
         None
     }
     fn as_any(&self) -> &dyn Any;

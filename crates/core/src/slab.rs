@@ -11,7 +11,11 @@ pub struct Slab<T> {
 
 impl<T> Default for Slab<T> {
     fn default() -> Self {
-        Slab { items: Vec::new(), free: Vec::new(), live: 0 }
+        Slab {
+            items: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+        }
     }
 }
 
@@ -27,7 +31,9 @@ impl<T> Slab<T> {
         }
     }
     pub fn remove(&mut self, i: u32) -> T {
-        let v = self.items[i as usize].take().expect("slab: removing a free slot");
+        let v = self.items[i as usize]
+            .take()
+            .expect("slab: removing a free slot");
         self.free.push(i);
         self.live -= 1;
         v

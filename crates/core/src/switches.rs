@@ -70,10 +70,16 @@ impl Switches {
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), String> {
         let d = def(name).ok_or_else(|| {
             let known: Vec<&str> = SWITCHES.iter().map(|s| s.name).collect();
-            format!("unknown kernel-behaviour switch '{name}' (known: {})", known.join(", "))
+            format!(
+                "unknown kernel-behaviour switch '{name}' (known: {})",
+                known.join(", ")
+            )
         })?;
         if !d.values.contains(&value) {
-            return Err(format!("switch '{name}' takes one of {}, not '{value}'", d.values.join(", ")));
+            return Err(format!(
+                "switch '{name}' takes one of {}, not '{value}'",
+                d.values.join(", ")
+            ));
         }
         self.set.insert(name.to_string(), value.to_string());
         Ok(())
@@ -83,7 +89,9 @@ impl Switches {
         if let Some(v) = self.set.get(name) {
             return v;
         }
-        def(name).map(|d| d.default).unwrap_or_else(|| panic!("switch '{name}' is not registered"))
+        def(name)
+            .map(|d| d.default)
+            .unwrap_or_else(|| panic!("switch '{name}' is not registered"))
     }
     pub fn is(&self, name: &str, value: &str) -> bool {
         self.get(name) == value

@@ -45,7 +45,9 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
     if t.is_empty() {
         return Err("empty duration".into());
     }
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let unit = unit.trim().to_ascii_lowercase();
     let mult: u64 = match unit.as_str() {
@@ -57,17 +59,26 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
         "m" | "min" => 60 * NSEC_PER_SEC,
         "h" => 3600 * NSEC_PER_SEC,
         "d" => 86400 * NSEC_PER_SEC,
-        _ => return Err(format!("unknown time unit '{unit}' in '{s}' (expected ns, us, ms, s, m, h or d)")),
+        _ => {
+            return Err(format!(
+                "unknown time unit '{unit}' in '{s}' (expected ns, us, ms, s, m, h or d)"
+            ))
+        }
     };
     if num.is_empty() {
         return Err(format!("'{s}' is not a duration"));
     }
     if num.contains('.') {
-        let v: f64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
+        let v: f64 = num
+            .parse()
+            .map_err(|_| format!("'{s}' is not a duration"))?;
         Ok((v * mult as f64).round() as u64)
     } else {
-        let v: u64 = num.parse().map_err(|_| format!("'{s}' is not a duration"))?;
-        v.checked_mul(mult).ok_or_else(|| format!("duration '{s}' is too large"))
+        let v: u64 = num
+            .parse()
+            .map_err(|_| format!("'{s}' is not a duration"))?;
+        v.checked_mul(mult)
+            .ok_or_else(|| format!("duration '{s}' is too large"))
     }
 }
 

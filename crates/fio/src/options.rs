@@ -37,7 +37,10 @@ pub enum RwPattern {
 
 impl RwPattern {
     pub fn is_random(self) -> bool {
-        matches!(self, RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandTrim | RwPattern::RandRw)
+        matches!(
+            self,
+            RwPattern::RandRead | RwPattern::RandWrite | RwPattern::RandTrim | RwPattern::RandRw
+        )
     }
     pub fn has(self, d: Ddir) -> bool {
         use RwPattern::*;
@@ -69,7 +72,10 @@ impl RwPattern {
 pub enum BsSpec {
     Fixed(u32),
     /// `bsrange=lo-hi`: uniform over multiples of `lo` (fio's default `bs_unaligned=0`).
-    Range { lo: u32, hi: u32 },
+    Range {
+        lo: u32,
+        hi: u32,
+    },
     /// `bssplit`: (size, percent) pairs; percents sum to 100 after fio's fill-in of blanks.
     Split(Vec<(u32, u32)>),
 }
@@ -197,7 +203,8 @@ pub struct JobSpec {
 
 /// fio's default `percentile_list`.
 pub const DEFAULT_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
 ];
 
 impl JobSpec {
@@ -210,7 +217,11 @@ impl JobSpec {
             rw: RwPattern::Read,
             rw_seq_nr: 1,
             rwmixread: 50,
-            bs: [BsSpec::Fixed(4096), BsSpec::Fixed(4096), BsSpec::Fixed(4096)],
+            bs: [
+                BsSpec::Fixed(4096),
+                BsSpec::Fixed(4096),
+                BsSpec::Fixed(4096),
+            ],
             ioengine: Engine::Sync,
             iodepth: 1,
             iodepth_batch_submit: 1,

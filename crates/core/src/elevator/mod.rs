@@ -17,7 +17,13 @@ pub trait Elevator {
     fn name(&self) -> &'static str;
     /// `bio_merge` (blk_mq_sched_bio_merge): merge `bio` into a request the
     /// scheduler holds; on success the request is grown in `reqs` and returned.
-    fn bio_merge(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>, _id: BioId, _bio: &Bio) -> Option<ReqId> {
+    fn bio_merge(
+        &mut self,
+        _ctx: &mut Ctx,
+        _reqs: &mut Slab<Request>,
+        _id: BioId,
+        _bio: &Bio,
+    ) -> Option<ReqId> {
         None
     }
     /// `insert_requests`
@@ -37,7 +43,10 @@ pub trait Elevator {
     }
     /// Write a tunable (/sys/block/DEV/queue/iosched/NAME).
     fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
-        Err(format!("scheduler '{}' has no tunable '{name}'", self.name()))
+        Err(format!(
+            "scheduler '{}' has no tunable '{name}'",
+            self.name()
+        ))
     }
     /// Tunables and their current values, sorted by name.
     fn tunables(&self) -> Vec<(String, String)> {

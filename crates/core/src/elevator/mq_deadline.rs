@@ -1119,11 +1119,14 @@ mod tests {
                 ioprio: prio,
                 origin: Origin::Kernel { tag: 0 },
                 t_submit: self.now,
+                t_alloc: self.now,
                 t_queue: self.now,
                 t_issue: 0,
                 t_done: 0,
                 pending_frags: 0,
                 qos_cost: 0,
+                chain_next: crate::bio::NO_BIO,
+                qos_pos: 0,
             };
             (id, b)
         }

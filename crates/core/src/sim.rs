@@ -1,0 +1,423 @@
+//! The simulator: configuration, state and the event loop. The block-layer
+//! path is in `blk_mq.rs`, the fio job model in `fio_job.rs`.
+
+use std::collections::VecDeque;
+
+use blklab_fio::{JobSpec, JobStats};
+
+use crate::bio::{Bio, BioId, DevId, JobId};
+use crate::cgroup::{CgId, CgroupTree};
+use crate::ctx::Ctx;
+use crate::device::{DeviceInfo, DeviceModel, ModelSpec};
+use crate::elevator::{self, Elevator};
+use crate::engine::{Ev, EventQueue};
+use crate::fio_job::Job;
+use crate::request::Request;
+use crate::rq_qos::RqQos;
+use crate::slab::Slab;
+use crate::switches::Switches;
+use crate::time::{Hz, Ns};
+use crate::trace::Tracer;
+
+/// A controller context for device `$d` (a `&mut Dev`), borrowing the other
+/// fields of the simulator `$s` alongside it.
+macro_rules! dev_ctx {
+    ($s:ident, $d:ident) => {
+        crate::ctx::Ctx {
+            now: $s.now,
+            hz: $s.hz,
+            dev: &$d.info,
+            cgroups: &$s.cgroups,
+            switches: &$s.switches,
+            trace: &mut $s.trace,
+        }
+    };
+}
+
+/// One device of a scenario.
+#[derive(Clone, Debug)]
+pub struct DeviceConfig {
+    pub info: DeviceInfo,
+    pub model: ModelSpec,
+    /// /sys/block/DEV/queue/scheduler
+    pub scheduler: String,
+    /// /sys/block/DEV/queue/iosched/* writes, in order.
+    pub iosched: Vec<(String, String)>,
+}
+
+/// Per-I/O CPU costs of the submitting task; the model has no CPU contention,
+/// these only place fio's timestamps where a real submission would.
+#[derive(Clone, Copy, Debug)]
+pub struct CpuCosts {
+    /// From fio preparing an io_u to the submit syscall returning, when the
+    /// kernel does not block (fio's minimum slat).
+    pub submit_ns: Ns,
+    /// From the device completing to fio's reap returning (irq, wakeup, getevents).
+    pub reap_ns: Ns,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        CpuCosts {
+            submit_ns: 2_000,
+            reap_ns: 1_000,
+        }
+    }
+}
+
+/// One fio job instance (after `numjobs` expansion) and where it runs.
+#[derive(Clone, Debug)]
+pub struct JobConfig {
+    pub spec: JobSpec,
+    /// Clone index within numjobs (0-based).
+    pub clone: u32,
+    pub cgroup: CgId,
+    pub dev: DevId,
+    /// Reporting group (fio's groupid).
+    pub groupid: u32,
+}
+
+/// A write to a cgroup file at a simulated instant.
+#[derive(Clone, Debug)]
+pub struct TimedWrite {
+    pub at: Ns,
+    pub cgroup: CgId,
+    pub file: String,
+    pub value: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    pub seed: u64,
+    pub hz: Hz,
+    pub switches: Switches,
+    pub cgroups: CgroupTree,
+    pub devices: Vec<DeviceConfig>,
+    pub jobs: Vec<JobConfig>,
+    pub cpu: CpuCosts,
+    /// Stop the whole run at this instant even if jobs are still running.
+    pub time_limit: Option<Ns>,
+    pub writes: Vec<TimedWrite>,
+}
+
+/// Why a scenario could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("device {dev}: {msg}")]
+    Device { dev: String, msg: String },
+    #[error("cgroup {cgroup}: {file}: {msg}")]
+    Cgroup {
+        cgroup: String,
+        file: String,
+        msg: String,
+    },
+    #[error("job {job}: {msg}")]
+    Job { job: String, msg: String },
+}
+
+/// A timer a component asked for, so that only the latest request is honoured.
+#[derive(Default, Clone, Copy, Debug)]
+pub(crate) struct Armed(pub Option<Ns>);
+
+/// The per-device part of the block layer (request_queue + hctx + disk):
+/// its static description and its state, kept apart so a controller can read
+/// the one while the block layer changes the other.
+pub(crate) struct Dev {
+    pub info: DeviceInfo,
+    pub st: DevState,
+}
+
+pub(crate) struct DevState {
+    pub model: Box<dyn DeviceModel>,
+    pub elv: Box<dyn Elevator>,
+    pub qos: Vec<Box<dyn RqQos>>,
+    pub qos_armed: Vec<Armed>,
+    pub elv_armed: Armed,
+    /// Requests allocated (tags in use), limited by nr_requests.
+    pub tags_used: u32,
+    /// Bios that passed rq_qos and wait for a request, in arrival order.
+    pub tag_waiters: VecDeque<BioId>,
+    /// Requests at the device (dispatched, not completed), limited by queue_depth.
+    pub in_device: u32,
+    /// Completed requests and bios, for the run summary.
+    pub rqs_done: u64,
+    pub bios_done: u64,
+}
+
+/// The whole simulated machine.
+pub struct Sim {
+    pub(crate) now: Ns,
+    pub(crate) seed: u64,
+    pub(crate) hz: Hz,
+    pub(crate) switches: Switches,
+    pub(crate) cgroups: CgroupTree,
+    pub(crate) cpu: CpuCosts,
+    pub(crate) q: EventQueue,
+    pub(crate) devs: Vec<Dev>,
+    pub(crate) bios: Slab<Bio>,
+    pub(crate) reqs: Slab<Request>,
+    pub(crate) jobs: Vec<Job>,
+    pub(crate) trace: Tracer,
+    pub(crate) writes: Vec<TimedWrite>,
+    pub(crate) time_limit: Option<Ns>,
+    pub(crate) jobs_running: usize,
+    /// Scratch list for bios released by controllers (reused, never shrunk).
+    pub(crate) released: Vec<BioId>,
+    pub(crate) peak_bios: usize,
+    /// The job whose loop is executing (its own submissions call back into it).
+    pub(crate) running_job: Option<JobId>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Per job instance, in configuration order.
+    pub jobs: Vec<JobResult>,
+    pub end_time: Ns,
+    pub events: u64,
+    pub bios_completed: u64,
+    /// The most bios in flight at once (memory follows this, not the run length).
+    pub peak_bios_in_flight: usize,
+    pub devices: Vec<DeviceResult>,
+}
+
+#[derive(Debug)]
+pub struct JobResult {
+    pub name: String,
+    pub clone: u32,
+    pub groupid: u32,
+    pub cgroup: String,
+    pub device: String,
+    pub stats: JobStats,
+}
+
+#[derive(Debug)]
+pub struct DeviceResult {
+    pub name: String,
+    pub requests: u64,
+    pub bios: u64,
+}
+
+impl Sim {
+    pub fn new(cfg: SimConfig, trace: Tracer) -> Result<Sim, SetupError> {
+        let mut devs = Vec::new();
+        for d in &cfg.devices {
+            let dev_err = |msg: String| SetupError::Device {
+                dev: d.info.name.clone(),
+                msg,
+            };
+            // each device draws from its own stream, so adding one leaves the others' draws alone
+            let dev_seed =
+                crate::rng::Rng::stream(cfg.seed, &format!("device/{}", d.info.name)).next_u64();
+            let model = d.model.build_seeded(dev_seed).map_err(dev_err)?;
+            let mut elv = elevator::build(&d.scheduler, &d.info).map_err(dev_err)?;
+            for (k, v) in &d.iosched {
+                elv.set_tunable(k, v).map_err(dev_err)?;
+            }
+            let qos: Vec<Box<dyn RqQos>> = Vec::new();
+            devs.push(Dev {
+                info: d.info.clone(),
+                st: DevState {
+                    model,
+                    elv,
+                    qos_armed: vec![Armed::default(); qos.len()],
+                    qos,
+                    elv_armed: Armed::default(),
+                    tags_used: 0,
+                    tag_waiters: VecDeque::new(),
+                    in_device: 0,
+                    rqs_done: 0,
+                    bios_done: 0,
+                },
+            });
+        }
+        let mut sim = Sim {
+            now: 0,
+            seed: cfg.seed,
+            hz: cfg.hz,
+            switches: cfg.switches,
+            cgroups: cfg.cgroups,
+            cpu: cfg.cpu,
+            q: EventQueue::default(),
+            devs,
+            bios: Slab::default(),
+            reqs: Slab::default(),
+            jobs: Vec::new(),
+            trace,
+            writes: cfg.writes,
+            time_limit: cfg.time_limit,
+            jobs_running: 0,
+            released: Vec::new(),
+            peak_bios: 0,
+            running_job: None,
+        };
+        for (i, jc) in cfg.jobs.into_iter().enumerate() {
+            if jc.dev as usize >= sim.devs.len() {
+                return Err(SetupError::Job {
+                    job: jc.spec.name.clone(),
+                    msg: "device index out of range".into(),
+                });
+            }
+            let cap = sim.devs[jc.dev as usize].info.capacity_bytes;
+            let job = Job::new(i as JobId, jc, cap, sim.seed)
+                .map_err(|(job, msg)| SetupError::Job { job, msg })?;
+            sim.jobs.push(job);
+        }
+        for i in 0..sim.writes.len() {
+            let at = sim.writes[i].at;
+            sim.q.push(at, Ev::Write(i as u32));
+        }
+        for j in 0..sim.jobs.len() {
+            sim.start_job(j as JobId);
+        }
+        Ok(sim)
+    }
+
+    /// Add an rq_qos controller to a device's chain (in chain order).
+    pub fn push_qos(&mut self, dev: DevId, q: Box<dyn RqQos>) {
+        let d = &mut self.devs[dev as usize].st;
+        d.qos.push(q);
+        d.qos_armed.push(Armed::default());
+    }
+
+    /// Borrow a device's rq_qos member of type T (for reports).
+    pub fn qos<T: 'static>(&self, dev: DevId) -> Option<&T> {
+        self.devs[dev as usize]
+            .st
+            .qos
+            .iter()
+            .find_map(|q| q.as_any().downcast_ref::<T>())
+    }
+
+    pub fn now(&self) -> Ns {
+        self.now
+    }
+    pub fn cgroups(&self) -> &CgroupTree {
+        &self.cgroups
+    }
+    pub fn device_info(&self, dev: DevId) -> &DeviceInfo {
+        &self.devs[dev as usize].info
+    }
+    pub fn nr_devices(&self) -> usize {
+        self.devs.len()
+    }
+
+    /// A controller context for device `dev` (borrows disjoint fields).
+    pub(crate) fn ctx_parts(&mut self, dev: DevId) -> (Ctx<'_>, &mut DevState) {
+        let d = &mut self.devs[dev as usize];
+        let ctx = Ctx {
+            now: self.now,
+            hz: self.hz,
+            dev: &d.info,
+            cgroups: &self.cgroups,
+            switches: &self.switches,
+            trace: &mut self.trace,
+        };
+        (ctx, &mut d.st)
+    }
+
+    /// Run until every job finished (or the time limit).
+    pub fn run(&mut self) -> RunResult {
+        self.run_until(Ns::MAX);
+        self.finish()
+    }
+
+    /// Process events up to and including instant `t`; returns false when nothing is left to do.
+    pub fn run_until(&mut self, t: Ns) -> bool {
+        loop {
+            if self.jobs_running == 0 {
+                return false;
+            }
+            let Some(nt) = self.q.peek_time() else {
+                return false;
+            };
+            if nt > t {
+                return true;
+            }
+            if let Some(lim) = self.time_limit {
+                if nt > lim {
+                    self.now = lim;
+                    self.jobs_running = 0;
+                    return false;
+                }
+            }
+            let (et, ev) = self.q.pop().expect("peeked");
+            debug_assert!(et >= self.now, "time went backwards");
+            self.now = et;
+            self.dispatch_event(ev);
+        }
+    }
+
+    fn dispatch_event(&mut self, ev: Ev) {
+        match ev {
+            Ev::Job(j) => self.job_wake(j),
+            Ev::Complete(d, r) => self.complete_request(d, r),
+            Ev::Throttle(_d) => {}
+            Ev::Qos(d, i) => self.qos_timer(d, i as usize),
+            Ev::Elevator(d) => {
+                let dd = &mut self.devs[d as usize].st;
+                if dd.elv_armed.0 == Some(self.now) {
+                    dd.elv_armed.0 = None;
+                    self.run_queue(d);
+                }
+            }
+            Ev::Sample(j) => self.job_sample(j),
+            Ev::RampEnd(j) => self.job_ramp_end(j),
+            Ev::Write(i) => self.apply_write(i as usize),
+            Ev::Observe => {}
+        }
+    }
+
+    fn apply_write(&mut self, i: usize) {
+        let w = self.writes[i].clone();
+        for d in 0..self.devs.len() as DevId {
+            let mut released = std::mem::take(&mut self.released);
+            {
+                let (mut ctx, dev) = self.ctx_parts(d);
+                for q in dev.qos.iter_mut() {
+                    if let Some(Err(_e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
+                        // Validated before the run starts; a failure here is a model bug.
+                        debug_assert!(false, "timed write rejected at run time");
+                    }
+                }
+            }
+            self.cgroups.write_file(w.cgroup, &w.file, &w.value);
+            self.continue_released(d, &mut released);
+            self.released = released;
+            self.rearm_qos(d);
+        }
+    }
+
+    fn finish(&mut self) -> RunResult {
+        let mut jobs = Vec::new();
+        for j in &mut self.jobs {
+            j.finalize(self.now);
+        }
+        for j in &self.jobs {
+            jobs.push(JobResult {
+                name: j.cfg.spec.name.clone(),
+                clone: j.cfg.clone,
+                groupid: j.cfg.groupid,
+                cgroup: self.cgroups.get(j.cfg.cgroup).path.clone(),
+                device: self.devs[j.cfg.dev as usize].info.name.clone(),
+                stats: j.stats.clone(),
+            });
+        }
+        RunResult {
+            jobs,
+            end_time: self.now,
+            events: self.q.processed(),
+            bios_completed: self.devs.iter().map(|d| d.st.bios_done).sum(),
+            peak_bios_in_flight: self.peak_bios,
+            devices: self
+                .devs
+                .iter()
+                .map(|d| DeviceResult {
+                    name: d.info.name.clone(),
+                    requests: d.st.rqs_done,
+                    bios: d.st.bios_done,
+                })
+                .collect(),
+        }
+    }
+}
