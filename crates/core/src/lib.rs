@@ -13,8 +13,10 @@
 pub mod bio;
 #[macro_use]
 pub mod sim;
+pub mod blk_ioprio;
 mod blk_mq;
 pub mod cgroup;
+pub mod content_activity;
 pub mod ctx;
 pub mod device;
 pub mod diskstats;

@@ -4,6 +4,7 @@
 //! whenever the device can take more. `none` is a FIFO; mq-deadline is its own
 //! module.
 
+pub mod mq_deadline;
 pub mod none;
 
 use crate::bio::{Bio, BioId};
@@ -54,9 +55,11 @@ pub trait Elevator {
 }
 
 /// Build a scheduler by its sysfs name.
-pub fn build(name: &str, _dev: &crate::device::DeviceInfo) -> Result<Box<dyn Elevator>, String> {
+pub fn build(name: &str, dev: &crate::device::DeviceInfo) -> Result<Box<dyn Elevator>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
-        other => Err(format!("unknown I/O scheduler '{other}' (available: none)")),
+        // "deadline" is the kernel's elevator_alias for mq-deadline.
+        "mq-deadline" | "deadline" => Ok(Box::new(mq_deadline::MqDeadline::new(dev))),
+        other => Err(format!("unknown I/O scheduler '{other}' (available: none, mq-deadline)")),
     }
 }
