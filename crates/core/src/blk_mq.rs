@@ -160,6 +160,7 @@ impl Sim {
             let mut ctx = dev_ctx!(self, d);
             d.st.elv.bio_merge(&mut ctx, &mut self.reqs, id, &bio)
         };
+        self.free_merged(dev);
         let Some(rq) = merged else { return false };
         {
             let d = &mut self.devs[dev as usize];
@@ -239,8 +240,47 @@ impl Sim {
             }
             d.st.elv.insert(&mut ctx, &mut self.reqs, rid);
         }
+        self.free_merged(dev);
         self.piece_submitted(id);
         self.run_queue(dev);
+    }
+
+    /// Free the requests the scheduler merged into others (`blk_mq_free_request`):
+    /// the tag returns, rq_qos sees the request done, a tag waiter may go on.
+    fn free_merged(&mut self, dev: DevId) {
+        let mut freed = Vec::new();
+        self.devs[dev as usize].st.elv.take_freed(&mut freed);
+        if freed.is_empty() {
+            return;
+        }
+        let mut released = std::mem::take(&mut self.released);
+        for rid in freed {
+            let rq = self.reqs.remove(rid);
+            let d = &mut self.devs[dev as usize];
+            d.st.tags_used -= 1;
+            d.st.diskstats.merged_request(self.now, rq.op);
+            let mut ctx = dev_ctx!(self, d);
+            for q in d.st.qos.iter_mut() {
+                q.done(&mut ctx, &rq, &mut released);
+            }
+        }
+        self.wake_tag_waiters(dev);
+        self.continue_released(dev, &mut released);
+        self.released = released;
+    }
+
+    /// A freed tag goes to the first waiter.
+    fn wake_tag_waiters(&mut self, dev: DevId) {
+        while let Some(w) = {
+            let d = &mut self.devs[dev as usize];
+            if d.st.tags_used < d.info.nr_requests {
+                d.st.tag_waiters.pop_front()
+            } else {
+                None
+            }
+        } {
+            self.alloc_request(dev, w);
+        }
     }
 
     /// This piece has a request (or was merged): start the next piece, or tell
@@ -316,17 +356,7 @@ impl Sim {
         for &b in &rq.bios {
             self.bio_endio(dev, b, &mut released);
         }
-        // A freed tag goes to the first waiter.
-        while let Some(w) = {
-            let d = &mut self.devs[dev as usize];
-            if d.st.tags_used < d.info.nr_requests {
-                d.st.tag_waiters.pop_front()
-            } else {
-                None
-            }
-        } {
-            self.alloc_request(dev, w);
-        }
+        self.wake_tag_waiters(dev);
         self.continue_released(dev, &mut released);
         self.released = released;
         self.rearm_qos(dev);

@@ -19,7 +19,7 @@ use blklab_fio::{BsSpec, Ddir, JobStats, RateProcess, RwPattern};
 
 use crate::bio::{Bio, BioFlags, JobId, Op, Origin, NO_BIO};
 use crate::engine::Ev;
-use crate::ioprio::{Ioprio, IoprioClass};
+use crate::ioprio::{Ioprio, SchedPolicy};
 use crate::rng::Rng;
 use crate::sim::{JobConfig, Sim};
 use crate::time::{Ns, NSEC_PER_MSEC, NSEC_PER_USEC};
@@ -176,17 +176,13 @@ impl Job {
                 s.rate_iops[d] * min_bs[d] as u64
             };
         }
-        let ioprio = match (s.prioclass, s.prio) {
-            (None, None) => Ioprio::default(),
-            (c, p) => {
-                let class = match c.unwrap_or(2) {
-                    1 => IoprioClass::Rt,
-                    3 => IoprioClass::Idle,
-                    _ => IoprioClass::Be,
-                };
-                Ioprio::new(class, p.unwrap_or(4), 0)
-            }
-        };
+        // the task's I/O priority: fio's ioprio_set from prio/prioclass, or
+        // the one derived from nice 0 (fio runs as a normal task)
+        let ioprio = Ioprio::task_ioprio(
+            Ioprio::from_fio(s.prioclass, s.prio),
+            0,
+            SchedPolicy::Normal,
+        );
         let label = format!("job/{}/{}/{}", id, s.name, cfg.clone);
         let mut rng = Rng::stream(seed, &label);
         let (lo, hi) = s.startdelay_ns;
@@ -754,7 +750,11 @@ impl Sim {
             },
             sector: offset >> 9,
             bytes,
-            ioprio: job.ioprio,
+            // bio_set_ioprio: no per-I/O priority, so the task's, then the
+            // cgroup's io.prio.class policy
+            ioprio: self
+                .blk_ioprio
+                .bio_set_ioprio(job.cfg.cgroup, Ioprio::default(), job.ioprio),
             origin: Origin::Job { job: j, io_u: n },
             t_submit: now,
             t_alloc: 0,

@@ -162,6 +162,8 @@ pub struct Sim {
     pub(crate) bios: Slab<Bio>,
     pub(crate) reqs: Slab<Request>,
     pub(crate) jobs: Vec<Job>,
+    /// blk-ioprio: each cgroup's io.prio.class policy.
+    pub(crate) blk_ioprio: crate::blk_ioprio::BlkIoprio,
     pub(crate) trace: Tracer,
     pub(crate) writes: Vec<TimedWrite>,
     pub(crate) time_limit: Option<Ns>,
@@ -266,7 +268,15 @@ impl Sim {
                 },
             });
         }
+        let blk_ioprio = crate::blk_ioprio::BlkIoprio::new(&cfg.cgroups).map_err(|(cg, e)| {
+            SetupError::Cgroup {
+                cgroup: cfg.cgroups.get(cg).path.clone(),
+                file: "io.prio.class".into(),
+                msg: e.to_string(),
+            }
+        })?;
         let mut sim = Sim {
+            blk_ioprio,
             now: 0,
             seed: cfg.seed,
             hz: cfg.hz,

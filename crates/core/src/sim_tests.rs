@@ -150,7 +150,10 @@ fn same_seed_same_result() {
 #[test]
 fn throttle_riops_paces_and_shows_in_clat() {
     // io.max riops=100 on a QD1 job: ~100 IOPS, the wait shows in clat, not slat.
-    let mut cfg = config(vec![nullb_dev(10_000, 64)], vec![(job("a", RwPattern::RandRead, 4096, 1, 5), "/t")]);
+    let mut cfg = config(
+        vec![nullb_dev(10_000, 64)],
+        vec![(job("a", RwPattern::RandRead, 4096, 1, 5), "/t")],
+    );
     let t = cfg.cgroups.find("/t").unwrap();
     cfg.cgroups.write_file(t, "io.max", "252:0 riops=100");
     let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
@@ -158,8 +161,16 @@ fn throttle_riops_paces_and_shows_in_clat() {
     let st = &r.jobs[0].stats.dirs[0];
     let iops = st.iops();
     assert!((95.0..=101.0).contains(&iops), "iops {iops}");
-    assert!(st.slat.stat.max < 100_000, "slat max {} (throttling must not block the submitter)", st.slat.stat.max);
-    assert!(st.clat.stat.mean > 5_000_000.0, "clat mean {}", st.clat.stat.mean);
+    assert!(
+        st.slat.stat.max < 100_000,
+        "slat max {} (throttling must not block the submitter)",
+        st.slat.stat.max
+    );
+    assert!(
+        st.clat.stat.mean > 5_000_000.0,
+        "clat mean {}",
+        st.clat.stat.mean
+    );
 }
 
 #[test]
@@ -184,10 +195,17 @@ fn iocost_fixed_vrate_weights_split_1_to_3() {
     });
     let mut cfg = config(
         vec![dev],
-        vec![(job("lo", RwPattern::RandRead, 4096, 16, 4), "/lo"), (job("hi", RwPattern::RandRead, 4096, 16, 4), "/hi")],
+        vec![
+            (job("lo", RwPattern::RandRead, 4096, 16, 4), "/lo"),
+            (job("hi", RwPattern::RandRead, 4096, 16, 4), "/hi"),
+        ],
     );
     cfg.cgroups.write_file(0, "io.cost.model", "8:0 ctrl=user model=linear rbps=400000000 rseqiops=10000 rrandiops=10000 wbps=400000000 wseqiops=10000 wrandiops=10000");
-    cfg.cgroups.write_file(0, "io.cost.qos", "8:0 enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100");
+    cfg.cgroups.write_file(
+        0,
+        "io.cost.qos",
+        "8:0 enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100",
+    );
     let lo = cfg.cgroups.find("/lo").unwrap();
     let hi = cfg.cgroups.find("/hi").unwrap();
     cfg.cgroups.write_file(lo, "io.weight", "default 100");
@@ -201,11 +219,17 @@ fn iocost_fixed_vrate_weights_split_1_to_3() {
     let total = a + b;
     assert!((9_700.0..=10_050.0).contains(&total), "total {total}");
     // the waiting happens in the submitter: slat, not clat
-    let (sl, cl) = (r.jobs[0].stats.dirs[0].slat.stat.mean, r.jobs[0].stats.dirs[0].clat.stat.mean);
+    let (sl, cl) = (
+        r.jobs[0].stats.dirs[0].slat.stat.mean,
+        r.jobs[0].stats.dirs[0].clat.stat.mean,
+    );
     // iocost paces the submitter: each submit call sleeps until the cgroup's
     // budget allows, so the mean slat is the interval between its I/Os. While
     // it sleeps it cannot reap, so completions wait: clat grows with depth.
     let interval = 1e9 / a;
-    assert!((sl - interval).abs() / interval < 0.02, "slat {sl} vs interval {interval}");
+    assert!(
+        (sl - interval).abs() / interval < 0.02,
+        "slat {sl} vs interval {interval}"
+    );
     assert!(cl > sl, "slat {sl} clat {cl}");
 }

@@ -34,6 +34,10 @@ pub trait Elevator {
     fn has_work(&self) -> bool;
     /// `finish_request` / `completed_request`
     fn completed(&mut self, _ctx: &mut Ctx, _reqs: &Slab<Request>, _rq: ReqId) {}
+    /// Requests the scheduler merged away into others (request-request and
+    /// insert merges): their bios now belong to the survivor, and the block
+    /// layer frees them as `blk_mq_free_request` does.
+    fn take_freed(&mut self, _out: &mut Vec<ReqId>) {}
     /// Requests held by the scheduler (not yet dispatched).
     fn queued(&self) -> usize;
     /// When the scheduler wants the queue run again even without a new
@@ -60,6 +64,8 @@ pub fn build(name: &str, dev: &crate::device::DeviceInfo) -> Result<Box<dyn Elev
         "none" => Ok(Box::new(none::NoneSched::default())),
         // "deadline" is the kernel's elevator_alias for mq-deadline.
         "mq-deadline" | "deadline" => Ok(Box::new(mq_deadline::MqDeadline::new(dev))),
-        other => Err(format!("unknown I/O scheduler '{other}' (available: none, mq-deadline)")),
+        other => Err(format!(
+            "unknown I/O scheduler '{other}' (available: none, mq-deadline)"
+        )),
     }
 }

@@ -793,6 +793,9 @@ pub fn kstrtoint(s: &str) -> Result<i32, KernelError> {
 }
 
 impl Elevator for MqDeadline {
+    fn take_freed(&mut self, out: &mut Vec<ReqId>) {
+        MqDeadline::take_freed(self, out)
+    }
     fn name(&self) -> &'static str {
         "mq-deadline"
     }
