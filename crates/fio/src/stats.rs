@@ -54,7 +54,10 @@ pub struct PlatHist {
 
 impl Default for PlatHist {
     fn default() -> Self {
-        PlatHist { buckets: vec![0u64; PLAT_NR].into_boxed_slice(), total: 0 }
+        PlatHist {
+            buckets: vec![0u64; PLAT_NR].into_boxed_slice(),
+            total: 0,
+        }
     }
 }
 
@@ -129,7 +132,11 @@ fn rank_reached(cum: u64, p: f64, n: u64) -> bool {
     let bits = p.to_bits();
     let exp = ((bits >> 52) & 0x7ff) as i64;
     let frac = bits & ((1u64 << 52) - 1);
-    let (m, e) = if exp == 0 { (frac as i128, -1074i64) } else { ((frac | (1u64 << 52)) as i128, exp - 1075) };
+    let (m, e) = if exp == 0 {
+        (frac as i128, -1074i64)
+    } else {
+        ((frac | (1u64 << 52)) as i128, exp - 1075)
+    };
     // p = m * 2^e ; condition: cum >= m * 2^e * n / 100  <=>  100*cum >= m*n*2^e
     let lhs = 100i128 * cum as i128;
     let rhs_base = m * n as i128;
@@ -145,7 +152,9 @@ fn rank_reached(cum: u64, p: f64, n: u64) -> bool {
             return true;
         }
         // lhs * 2^s >= rhs_base
-        lhs.checked_mul(1i128 << s).map(|l| l >= rhs_base).unwrap_or(true)
+        lhs.checked_mul(1i128 << s)
+            .map(|l| l >= rhs_base)
+            .unwrap_or(true)
     }
 }
 
@@ -199,7 +208,11 @@ impl SampleStat {
         let n2 = o.samples as f64;
         let mean = (self.mean * n1 + o.mean * n2) / (n1 + n2);
         let d = o.mean - self.mean;
-        self.s = self.s + o.s + d * d * n1 * n2 / (n1 + n2);
+        // fio multiplies the sample counts as integers before converting:
+        // pow(delta, 2) * (n1 * n2) / (n1 + n2), with src.S + dst.S first.
+        let nn = self.samples.wrapping_mul(o.samples) as f64;
+        let nsum = (self.samples + o.samples) as f64;
+        self.s = o.s + self.s + d * d * nn / nsum;
         self.mean = mean;
         self.samples += o.samples;
     }
@@ -436,7 +449,10 @@ mod tests {
         // every value lands in a bucket whose representative is within 1/128
         for v in [1000u64, 12345, 999_999, 3_500_000, 1_234_567_890] {
             let r = plat_idx_to_val(plat_val_to_idx(v)) as f64;
-            assert!((r - v as f64).abs() / (v as f64) <= 1.0 / 128.0, "{v} -> {r}");
+            assert!(
+                (r - v as f64).abs() / (v as f64) <= 1.0 / 128.0,
+                "{v} -> {r}"
+            );
         }
     }
 
