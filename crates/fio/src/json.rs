@@ -389,3 +389,7 @@ pub fn write_json(r: &Report) -> String {
     out.push('\n');
     out
 }
+
+#[cfg(test)]
+#[path = "json_tests.rs"]
+mod tests;
