@@ -500,3 +500,7 @@ pub fn write_text(r: &Report) -> String {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "text_tests.rs"]
+mod tests;
