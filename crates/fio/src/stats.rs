@@ -501,6 +501,27 @@ mod tests {
     }
 
     #[test]
+    fn merge_uses_fio_operation_order() {
+        // fio's __sum_stat: S = src.S + dst.S + pow(delta, 2) * (n1 * n2 as
+        // integers) / (n1 + n2). Check bit-exactly on awkward values.
+        let mut a = SampleStat::default();
+        let mut b = SampleStat::default();
+        for v in [1_000_003u64, 7_777_777, 123_456_789, 3] {
+            a.add(v);
+        }
+        for v in [999_999_937u64, 2, 31_337] {
+            b.add(v);
+        }
+        let d = b.mean - a.mean;
+        let want = b.s
+            + a.s
+            + d.powi(2) * ((a.samples * b.samples) as f64) / ((a.samples + b.samples) as f64);
+        let mut m = a;
+        m.merge(&b);
+        assert_eq!(m.s.to_bits(), want.to_bits());
+    }
+
+    #[test]
     fn latency_bins() {
         assert_eq!(latency_bin(1), (0, 0));
         assert_eq!(latency_bin(999), (0, 9));
