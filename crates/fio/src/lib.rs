@@ -6,8 +6,19 @@
 //! Nothing here simulates anything: the core's fio job model records into
 //! [`stats::JobStats`] and these writers print it the way fio does.
 
+pub mod cfmt;
+pub mod error;
+pub mod json;
+pub mod num2str;
 pub mod options;
+pub mod parse;
+pub mod report;
 pub mod stats;
+pub mod text;
+pub mod value;
 
+pub use error::FioError;
 pub use options::{BsSpec, Ddir, Engine, JobSpec, RateProcess, RwPattern, UnifiedRw};
+pub use parse::{assign_groupids, parse_cmdline, parse_job_file, split_cmdline};
+pub use report::{group_jobs, DiskUtil, JobReport, Report};
 pub use stats::{DirStats, JobStats, LatStat, PlatHist, SampleStat};

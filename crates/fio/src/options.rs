@@ -148,6 +148,8 @@ pub struct JobSpec {
     pub rwmixread: u32,
     pub bs: [BsSpec; 3],
     pub ioengine: Engine,
+    /// The engine name as fio prints it in the job header (`psync`, `libaio`, ...).
+    pub ioengine_name: String,
     pub iodepth: u32,
     pub iodepth_batch_submit: u32,
     pub iodepth_batch_complete_min: u32,
@@ -181,6 +183,9 @@ pub struct JobSpec {
     pub prio: Option<u8>,
     pub prioclass: Option<u8>,
     pub percentile_list: Vec<f64>,
+    /// Decimals used when printing percentiles in the text output (fio's
+    /// `percentile_precision`: the most decimals written in `percentile_list`).
+    pub percentile_precision: u32,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
     pub slat_percentiles: bool,
@@ -196,6 +201,14 @@ pub struct JobSpec {
     pub number_ios: u64,
     /// `kb_base` (1024 or 1000), for reference when printing.
     pub kb_base: u32,
+    /// `description` (JSON `desc`, text `Description  : [...]`).
+    pub description: Option<String>,
+    /// `thread`: fio says "Starting N threads" instead of processes.
+    pub thread: bool,
+    /// Command-line `--output-format=` (fio-level argument, not a job option).
+    pub output_format: Option<String>,
+    /// Command-line `--output=` (fio-level argument, not a job option).
+    pub output: Option<String>,
     /// Options that were accepted but have no effect on the simulation
     /// (e.g. `output-format`, `invalidate`); the front-end warns about them.
     pub ignored: Vec<String>,
@@ -223,6 +236,7 @@ impl JobSpec {
                 BsSpec::Fixed(4096),
             ],
             ioengine: Engine::Sync,
+            ioengine_name: "psync".to_string(),
             iodepth: 1,
             iodepth_batch_submit: 1,
             iodepth_batch_complete_min: 1,
@@ -251,6 +265,7 @@ impl JobSpec {
             prio: None,
             prioclass: None,
             percentile_list: DEFAULT_PERCENTILES.to_vec(),
+            percentile_precision: 2,
             clat_percentiles: true,
             lat_percentiles: false,
             slat_percentiles: false,
@@ -261,6 +276,10 @@ impl JobSpec {
             stonewall: false,
             number_ios: 0,
             kb_base: 1024,
+            description: None,
+            thread: false,
+            output_format: None,
+            output: None,
             ignored: Vec::new(),
         }
     }

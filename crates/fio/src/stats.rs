@@ -208,7 +208,11 @@ impl SampleStat {
         let n2 = o.samples as f64;
         let mean = (self.mean * n1 + o.mean * n2) / (n1 + n2);
         let d = o.mean - self.mean;
-        self.s = self.s + o.s + d * d * n1 * n2 / (n1 + n2);
+        // fio multiplies the sample counts as integers before converting:
+        // pow(delta, 2) * (n1 * n2) / (n1 + n2), with src.S + dst.S first.
+        let nn = self.samples.wrapping_mul(o.samples) as f64;
+        let nsum = (self.samples + o.samples) as f64;
+        self.s = o.s + self.s + d * d * nn / nsum;
         self.mean = mean;
         self.samples += o.samples;
     }
@@ -494,6 +498,27 @@ mod tests {
         assert!((a.mean - 30.0).abs() < 1e-9);
         assert!((a.stddev() - all.stddev()).abs() < 1e-9);
         assert_eq!((a.min, a.max), (10, 50));
+    }
+
+    #[test]
+    fn merge_uses_fio_operation_order() {
+        // fio's __sum_stat: S = src.S + dst.S + pow(delta, 2) * (n1 * n2 as
+        // integers) / (n1 + n2). Check bit-exactly on awkward values.
+        let mut a = SampleStat::default();
+        let mut b = SampleStat::default();
+        for v in [1_000_003u64, 7_777_777, 123_456_789, 3] {
+            a.add(v);
+        }
+        for v in [999_999_937u64, 2, 31_337] {
+            b.add(v);
+        }
+        let d = b.mean - a.mean;
+        let want = b.s
+            + a.s
+            + d.powi(2) * ((a.samples * b.samples) as f64) / ((a.samples + b.samples) as f64);
+        let mut m = a;
+        m.merge(&b);
+        assert_eq!(m.s.to_bits(), want.to_bits());
     }
 
     #[test]
