@@ -1,1 +1,10 @@
-//! placeholder until the crate lands
+//! The `blklab` command: scenario files, running and comparing simulations,
+//! and formatting their results.
+
+pub mod bench;
+pub mod kfiles;
+pub mod output;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod span;

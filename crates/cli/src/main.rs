@@ -1,1 +1,275 @@
-fn main() {}
+//! The `blklab` command line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use blklab::report;
+use blklab::runner;
+use blklab::scenario::Scenario;
+use blklab_core::switches::SWITCHES;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "blklab",
+    version,
+    about = "A laboratory for Linux block-layer cgroup I/O control"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a scenario and print fio's output and a summary table.
+    Run {
+        scenario: PathBuf,
+        /// normal (fio's text + summary), json (fio JSON per fio invocation), summary (the table only)
+        #[arg(long = "output-format", default_value = "normal")]
+        output_format: String,
+        /// Write the output here instead of stdout (written whole, or not at all).
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Set a kernel-behaviour switch (KEY=VALUE), repeatable.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Write controller trace events (kernel tracepoint text format) to FILE.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+    },
+    /// Run a scenario under each value of kernel-behaviour switches, side by side.
+    Compare {
+        scenario: PathBuf,
+        /// KEY=A,B[,C]: the values to compare (repeat for a cross product).
+        #[arg(long, required = true, value_name = "KEY=A,B")]
+        variant: Vec<String>,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Also print each variant's full summary table.
+        #[arg(long)]
+        tables: bool,
+    },
+    /// Validate scenarios and report every problem with file, line and expectation.
+    Check { scenarios: Vec<PathBuf> },
+    /// List the kernel-behaviour switches.
+    Switches,
+    /// Measure the simulator's speed (simulated I/Os per wall second) and memory.
+    Bench {
+        /// a = 4k randread QD32 on none+nullb; b = the same with 100 cgroups; c = a long run (>= 50 M I/Os)
+        #[arg(long, default_value = "a,b,c")]
+        cases: String,
+        /// Simulated seconds for the long case.
+        #[arg(long, default_value_t = 110.0)]
+        long_seconds: f64,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match real_main(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("blklab: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn load(path: &PathBuf) -> Result<Scenario> {
+    let sc = Scenario::load(path).map_err(|e| anyhow!("{e}"))?;
+    for w in &sc.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(sc)
+}
+
+fn apply_overrides(sc: &mut Scenario, seed: Option<u64>, set: &[String]) -> Result<()> {
+    if let Some(s) = seed {
+        sc.config.seed = s;
+    }
+    for kv in set {
+        let (k, v) = kv
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
+        sc.config
+            .switches
+            .set(k, v)
+            .map_err(|e| anyhow!("--set {kv}: {e}"))?;
+    }
+    Ok(())
+}
+
+struct FileSink(std::io::BufWriter<std::fs::File>);
+impl blklab_core::trace::TraceSink for FileSink {
+    fn event(&mut self, t: u64, name: &str, payload: &str) {
+        let _ = writeln!(
+            self.0,
+            "{}",
+            blklab_core::trace::format_line(t, name, payload)
+        );
+    }
+}
+
+fn real_main(cli: Cli) -> Result<ExitCode> {
+    match cli.cmd {
+        Cmd::Run {
+            scenario,
+            output_format,
+            output,
+            seed,
+            set,
+            trace,
+        } => {
+            let mut sc = load(&scenario)?;
+            apply_overrides(&mut sc, seed, &set)?;
+            let sink: Option<Box<dyn blklab_core::trace::TraceSink>> = match &trace {
+                Some(p) => Some(Box::new(FileSink(std::io::BufWriter::new(
+                    std::fs::File::create(p)
+                        .with_context(|| format!("creating {}", p.display()))?,
+                )))),
+                None => None,
+            };
+            let out = runner::run(&sc, &sc.config, sink)?;
+            let text = match output_format.as_str() {
+                "summary" => report::summary_table(&out.groups),
+                "normal" => blklab::output::normal(&sc, &out),
+                "json" => blklab::output::json_all(&sc, &out),
+                other => bail!("--output-format {other}: expected normal, json or summary"),
+            };
+            blklab::output::write_job_outputs(&sc, &out)?;
+            match output {
+                Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,
+                None => print!("{text}"),
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Compare {
+            scenario,
+            variant,
+            seed,
+            set,
+            tables,
+        } => {
+            let mut sc = load(&scenario)?;
+            apply_overrides(&mut sc, seed, &set)?;
+            let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
+            for v in &variant {
+                let (k, vals) = v
+                    .split_once('=')
+                    .ok_or_else(|| anyhow!("--variant {v}: expected KEY=A,B"))?;
+                let vals: Vec<&str> = vals.split(',').filter(|x| !x.is_empty()).collect();
+                if vals.is_empty() {
+                    bail!("--variant {v}: no values");
+                }
+                let mut next = Vec::new();
+                for c in &combos {
+                    for val in &vals {
+                        let mut c2 = c.clone();
+                        c2.push((k.to_string(), val.to_string()));
+                        next.push(c2);
+                    }
+                }
+                combos = next;
+            }
+            let mut results = Vec::new();
+            for c in &combos {
+                let mut cfg = sc.config.clone();
+                for (k, v) in c {
+                    cfg.switches
+                        .set(k, v)
+                        .map_err(|e| anyhow!("--variant: {e}"))?;
+                }
+                let name = c
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let out = runner::run(&sc, &cfg, None)?;
+                if tables {
+                    println!("== {name} ==");
+                    println!("{}", report::summary_table(&out.groups));
+                }
+                let short = c
+                    .iter()
+                    .map(|(_, v)| v.clone())
+                    .collect::<Vec<_>>()
+                    .join(",");
+                results.push((short, out.groups));
+            }
+            println!("{}", report::compare_table(&results));
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Check { scenarios } => {
+            if scenarios.is_empty() {
+                bail!("check: name at least one scenario file");
+            }
+            let mut bad = 0;
+            for p in &scenarios {
+                match Scenario::load(p) {
+                    Ok(sc) => {
+                        for w in &sc.warnings {
+                            println!("warning: {w}");
+                        }
+                        match runner::build_sim(&sc.config, None) {
+                            Ok(_) => println!(
+                                "{}: ok ({} devices, {} cgroups, {} job instances)",
+                                p.display(),
+                                sc.config.devices.len(),
+                                sc.config.cgroups.len(),
+                                sc.config.jobs.len()
+                            ),
+                            Err(e) => {
+                                bad += 1;
+                                println!("{}: {e}", p.display());
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        bad += 1;
+                        println!("{e}");
+                    }
+                }
+            }
+            Ok(if bad > 0 {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::Switches => {
+            for s in SWITCHES {
+                println!(
+                    "{}  [{}]  default: {}\n    {}\n",
+                    s.name,
+                    s.values.join(" | "),
+                    s.default,
+                    s.help
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Bench {
+            cases,
+            long_seconds,
+        } => {
+            for c in cases.split(',') {
+                let r = match c.trim() {
+                    "a" => blklab::bench::run_case("a: randread QD32 nullb", 1, 10.0)?,
+                    "b" => blklab::bench::run_case("b: same, 100 cgroups", 100, 2.0)?,
+                    "c" => blklab::bench::run_case("c: long run", 1, long_seconds)?,
+                    other => bail!("bench: unknown case '{other}' (a, b, c)"),
+                };
+                println!("{}", r.line());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

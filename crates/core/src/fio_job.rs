@@ -367,6 +367,11 @@ impl Job {
 }
 
 impl Job {
+    /// When the job's loop ended (or `now` if it was cut short).
+    pub(crate) fn end_ns(&self, now: Ns) -> Ns {
+        self.finished_at.unwrap_or(now)
+    }
+
     /// The end of the run for this job: fill in runtimes.
     pub(crate) fn finalize(&mut self, now: Ns) {
         let end = self.finished_at.unwrap_or(now).max(self.stats_start);
@@ -515,7 +520,7 @@ impl Sim {
                 }
                 Phase::SubmitReturn(n) => self.job_after_submit(j, n),
                 Phase::SyncReturn(n) => {
-                    self.job_reap(j);
+                    self.job_reap(j, 1);
                     debug_assert!(
                         self.jobs[j as usize].completed.is_empty(),
                         "sync io_u {n} reaped"
@@ -527,7 +532,7 @@ impl Sim {
                     if (job.completed.len() as u32) < min {
                         return; // io_u_complete wakes us
                     }
-                    self.job_reap(j);
+                    self.job_reap(j, min);
                     // wait_for_completions loops while full and above iodepth_low
                     let job = &mut self.jobs[j as usize];
                     let low = job.cfg.spec.iodepth_low.min(job.iodepth());
@@ -659,20 +664,24 @@ impl Sim {
 
     /// `io_u_quiesce`: reap until nothing is in flight. True when quiet.
     fn job_quiesce(&mut self, j: JobId) -> bool {
-        if !self.jobs[j as usize].completed.is_empty() {
-            self.job_reap(j);
+        // io_u_queued_complete(td, 1) in a loop: everything already completed
+        // is reaped now, one getevents call after another
+        while !self.jobs[j as usize].completed.is_empty() {
+            self.job_reap(j, 1);
         }
         self.jobs[j as usize].in_flight == 0
     }
 
-    /// Reap completed io_us (`io_u_queued_complete` → `ios_completed`): the
-    /// reap instant is the completion time fio sees (clat, lat).
-    fn job_reap(&mut self, j: JobId) {
+    /// Reap completed io_us (`io_u_queued_complete` → `td_io_getevents` →
+    /// `ios_completed`): at least `min`, at most `iodepth_batch_complete_max`
+    /// (fio's default: the same as the min, so one per call). The reap instant
+    /// is the completion time fio sees (clat, lat).
+    fn job_reap(&mut self, j: JobId, min: u32) {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
-        let max = job.cfg.spec.iodepth_batch_complete_max.max(job.iodepth()) as usize;
+        let max = job.cfg.spec.iodepth_batch_complete_max.max(min).max(1);
         let mut reaped = 0u32;
-        while reaped < max as u32 {
+        while reaped < max {
             let Some(n) = job.completed.pop_front() else {
                 break;
             };

@@ -191,6 +191,8 @@ pub struct RunResult {
 #[derive(Debug)]
 pub struct JobResult {
     pub name: String,
+    /// When the job's loop ended (ns).
+    pub end_ns: Ns,
     pub clone: u32,
     pub groupid: u32,
     pub cgroup: String,
@@ -201,6 +203,8 @@ pub struct JobResult {
 #[derive(Debug)]
 pub struct DeviceResult {
     pub name: String,
+    /// /sys/block/DEV/stat's first 11 fields at the end of the run.
+    pub stat: [u64; 11],
     pub requests: u64,
     pub bios: u64,
 }
@@ -515,6 +519,7 @@ impl Sim {
         for j in &self.jobs {
             jobs.push(JobResult {
                 name: j.cfg.spec.name.clone(),
+                end_ns: j.end_ns(self.now),
                 clone: j.cfg.clone,
                 groupid: j.cfg.groupid,
                 cgroup: self.cgroups.get(j.cfg.cgroup).path.clone(),
@@ -533,6 +538,7 @@ impl Sim {
                 .iter()
                 .map(|d| DeviceResult {
                     name: d.info.name.clone(),
+                    stat: d.st.diskstats.stat_fields(self.now),
                     requests: d.st.rqs_done,
                     bios: d.st.bios_done,
                 })

@@ -47,7 +47,6 @@ pub(crate) fn job(name: &str, rw: RwPattern, bs: u32, iodepth: u32, runtime_s: u
     ];
     s.ioengine = Engine::Libaio;
     s.iodepth = iodepth;
-    s.iodepth_batch_complete_max = iodepth;
     s.iodepth_low = iodepth;
     s.direct = true;
     s.runtime_ns = Some(runtime_s * NSEC_PER_SEC);
