@@ -100,6 +100,29 @@ pub struct Bio {
 pub const NO_BIO: BioId = u32::MAX;
 
 impl Bio {
+    /// A bio about to be submitted: no time stamps yet, no flags.
+    pub fn new(dev: DevId, cg: CgId, op: Op, sector: u64, bytes: u32, origin: Origin) -> Bio {
+        Bio {
+            dev,
+            cg,
+            op,
+            flags: BioFlags::default(),
+            sector,
+            bytes,
+            ioprio: Ioprio::default(),
+            origin,
+            t_submit: 0,
+            t_alloc: 0,
+            t_queue: 0,
+            t_issue: 0,
+            t_done: 0,
+            pending_frags: 1,
+            qos_cost: 0,
+            chain_next: NO_BIO,
+            qos_pos: 0,
+        }
+    }
+
     pub fn sectors(&self) -> u64 {
         (self.bytes as u64) >> 9
     }

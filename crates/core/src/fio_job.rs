@@ -279,6 +279,24 @@ impl Job {
         }
     }
 
+    /// `thinktime_blocks_counter`: completed or issued blocks, per thinktime_blocks_type.
+    fn think_blocks(&self) -> u64 {
+        match self.cfg.spec.thinktime_blocks_type {
+            ThinkBlocksType::Complete => self.io_blocks[0] + self.io_blocks[1],
+            ThinkBlocksType::Issue => self.io_issues[0] + self.io_issues[1],
+        }
+    }
+
+    /// The bw/iops sampling period.
+    fn sample_interval(&self) -> Ns {
+        self.cfg
+            .spec
+            .bwavgtime_ms
+            .min(self.cfg.spec.iopsavgtime_ms)
+            .max(1)
+            * NSEC_PER_MSEC
+    }
+
     fn should_check_rate(&self) -> bool {
         self.rate_bps[0] > 0 || self.rate_bps[1] > 0
     }
@@ -396,13 +414,7 @@ impl Sim {
         let (epoch, stats_start, ramp) = (job.epoch, job.stats_start, job.in_ramp);
         job.wake_at = Some(epoch);
         job.last_sample_t = stats_start;
-        let iv = job
-            .cfg
-            .spec
-            .bwavgtime_ms
-            .min(job.cfg.spec.iopsavgtime_ms)
-            .max(1)
-            * NSEC_PER_MSEC;
+        let iv = job.sample_interval();
         job.next_sample = stats_start + iv;
         let t = job.next_sample;
         self.q.push(epoch, Ev::Job(j));
@@ -452,13 +464,7 @@ impl Sim {
             }
             job.last_sample_t = now;
         }
-        let iv = job
-            .cfg
-            .spec
-            .bwavgtime_ms
-            .min(job.cfg.spec.iopsavgtime_ms)
-            .max(1)
-            * NSEC_PER_MSEC;
+        let iv = job.sample_interval();
         job.next_sample = now + iv;
         let t = job.next_sample;
         self.q.push(t, Ev::Sample(j));
@@ -617,13 +623,8 @@ impl Sim {
     fn job_after_io(&mut self, j: JobId) {
         let job = &mut self.jobs[j as usize];
         let s = &job.cfg.spec;
-        let stall = (s.thinktime_ns > 0 || s.thinktime_spin_ns > 0) && {
-            let b = match s.thinktime_blocks_type {
-                ThinkBlocksType::Complete => job.io_blocks[0] + job.io_blocks[1],
-                ThinkBlocksType::Issue => job.io_issues[0] + job.io_issues[1],
-            };
-            b >= job.last_think_blocks + s.thinktime_blocks as u64
-        };
+        let stall = (s.thinktime_ns > 0 || s.thinktime_spin_ns > 0)
+            && job.think_blocks() >= job.last_think_blocks + s.thinktime_blocks as u64;
         job.phase = if stall {
             Phase::QuiesceThink
         } else {
@@ -641,10 +642,7 @@ impl Sim {
         if let Some(e) = job.end_time {
             left = left.min(e.saturating_sub(now));
         }
-        job.last_think_blocks = match s.thinktime_blocks_type {
-            ThinkBlocksType::Complete => job.io_blocks[0] + job.io_blocks[1],
-            ThinkBlocksType::Issue => job.io_issues[0] + job.io_issues[1],
-        };
+        job.last_think_blocks = job.think_blocks();
         let dd = job.rwmix_ddir as usize;
         let bps = job.rate_bps[dd];
         if s.rate_ignore_thinktime && left > 0 && bps > 0 {
@@ -748,33 +746,24 @@ impl Sim {
                 job.stats.total_submit += 1;
             }
         }
-        let bio = Bio {
-            dev: job.cfg.dev,
-            cg: job.cfg.cgroup,
-            op: if dd == 0 { Op::Read } else { Op::Write },
-            flags: BioFlags {
-                sync: job.cfg.spec.direct,
-                submitter_waits: true,
-                ..Default::default()
-            },
-            sector: offset >> 9,
+        let mut bio = Bio::new(
+            job.cfg.dev,
+            job.cfg.cgroup,
+            if dd == 0 { Op::Read } else { Op::Write },
+            offset >> 9,
             bytes,
-            // bio_set_ioprio: no per-I/O priority, so the task's, then the
-            // cgroup's io.prio.class policy
-            ioprio: self
-                .blk_ioprio
-                .bio_set_ioprio(job.cfg.cgroup, Ioprio::default(), job.ioprio),
-            origin: Origin::Job { job: j, io_u: n },
-            t_submit: now,
-            t_alloc: 0,
-            t_queue: 0,
-            t_issue: 0,
-            t_done: 0,
-            pending_frags: 1,
-            qos_cost: 0,
-            chain_next: NO_BIO,
-            qos_pos: 0,
+            Origin::Job { job: j, io_u: n },
+        );
+        bio.flags = BioFlags {
+            sync: job.cfg.spec.direct,
+            submitter_waits: true,
+            ..Default::default()
         };
+        // bio_set_ioprio: no per-I/O priority, so the task's, then the cgroup's
+        // io.prio.class policy
+        bio.ioprio = self
+            .blk_ioprio
+            .bio_set_ioprio(job.cfg.cgroup, Ioprio::default(), job.ioprio);
         job.phase = if sync_engine {
             Phase::SyncWait(n)
         } else {
