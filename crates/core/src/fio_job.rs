@@ -17,7 +17,7 @@ use blklab_fio::options::ThinkBlocksType;
 use blklab_fio::stats::{iodepth_batch_bin, iodepth_level_bin};
 use blklab_fio::{BsSpec, Ddir, JobStats, RateProcess, RwPattern};
 
-use crate::bio::{Bio, BioFlags, JobId, Op, Origin, NO_BIO};
+use crate::bio::{Bio, BioFlags, JobId, Op, Origin};
 use crate::engine::Ev;
 use crate::ioprio::{Ioprio, SchedPolicy};
 use crate::rng::Rng;
