@@ -48,6 +48,9 @@ struct RawRun {
     submit_ns: Option<u64>,
     /// From device completion to fio's reap, ns.
     reap_ns: Option<u64>,
+    /// Host noise: mean lateness of a fio task's wake-up from a timed
+    /// sleep (exponential), ns; 0 = an exact host (default).
+    wake_jitter_ns: Option<u64>,
     #[serde(default)]
     switches: BTreeMap<String, Spanned<String>>,
 }
@@ -255,6 +258,7 @@ impl Builder<'_> {
         let cpu = CpuCosts {
             submit_ns: raw.run.submit_ns.unwrap_or(CpuCosts::default().submit_ns),
             reap_ns: raw.run.reap_ns.unwrap_or(CpuCosts::default().reap_ns),
+            wake_jitter_ns: raw.run.wake_jitter_ns.unwrap_or(0),
         };
 
         // devices

@@ -71,6 +71,9 @@ enum Phase {
 pub(crate) struct Job {
     pub cfg: JobConfig,
     rng: Rng,
+    /// The host's wake-up noise for this job (its own stream, so that it
+    /// does not move the job's offset draws).
+    host_rng: Rng,
     ioprio: Ioprio,
     io_us: Vec<IoU>,
     free: Vec<u32>,
@@ -204,6 +207,7 @@ impl Job {
         };
         stats.name = s.name.clone();
         Ok(Job {
+            host_rng: Rng::stream(seed, &format!("host/{label}")),
             rng,
             ioprio,
             io_us: vec![IoU::default(); iodepth as usize],
@@ -507,6 +511,9 @@ impl Sim {
                         t = t.min(e); // fio stops sleeping at the timeout (DDIR_TIMEOUT)
                     }
                     job.phase = Phase::RateSleep(dd);
+                    if t > self.now {
+                        t += self.wake_latency(j);
+                    }
                     if !self.job_sleep_until(j, t) {
                         return;
                     }
@@ -558,7 +565,10 @@ impl Sim {
                     if !self.job_quiesce(j) {
                         return;
                     }
-                    let t = self.job_think_begin(j);
+                    let mut t = self.job_think_begin(j);
+                    if t > self.now {
+                        t += self.wake_latency(j);
+                    }
                     if !self.job_sleep_until(j, t) {
                         return;
                     }
@@ -782,6 +792,20 @@ impl Sim {
         job.phase = Phase::SubmitReturn(n);
         let t = now + self.cpu.submit_ns + self.return_delay(j);
         self.job_sleep_until(j, t)
+    }
+
+    /// How late the job's task runs after a timed sleep (think time, rate
+    /// sleep) should end: an exponential draw with mean
+    /// `CpuCosts::wake_jitter_ns` from the job's own host stream; zero on the
+    /// default host. fio's `usec_sleep` already compensates nanosleep's fixed
+    /// overshoot (it sleeps `usec - ns_granularity` and spins the rest), so
+    /// only the variable part of a real host's wake-up latency is modelled.
+    fn wake_latency(&mut self, j: JobId) -> Ns {
+        let m = self.cpu.wake_jitter_ns;
+        if m == 0 {
+            return 0;
+        }
+        self.jobs[j as usize].host_rng.exp(m as f64) as Ns
     }
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.

@@ -54,6 +54,12 @@ pub struct CpuCosts {
     pub submit_ns: Ns,
     /// From the device completing to fio's reap returning (irq, wakeup, getevents).
     pub reap_ns: Ns,
+    /// Host scheduling noise: a fio task wakes this late (mean of an
+    /// exponential draw, 0 = never) from each timed sleep (think time, rate
+    /// sleep), drawn from a per-job stream of the run's seed. Real hosts
+    /// wake tasks tens to hundreds of µs late (idle-state exit, other tasks,
+    /// interrupts); the default host is exact.
+    pub wake_jitter_ns: Ns,
 }
 
 impl Default for CpuCosts {
@@ -61,6 +67,7 @@ impl Default for CpuCosts {
         CpuCosts {
             submit_ns: 2_000,
             reap_ns: 1_000,
+            wake_jitter_ns: 0,
         }
     }
 }

@@ -77,6 +77,7 @@ pub(crate) fn config(devs: Vec<DeviceConfig>, jobs: Vec<(JobSpec, &str)>) -> Sim
         cpu: CpuCosts {
             submit_ns: 2000,
             reap_ns: 1000,
+            ..Default::default()
         },
         time_limit: None,
         writes: Vec::new(),

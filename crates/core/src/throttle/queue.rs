@@ -58,24 +58,28 @@ impl Sq {
     }
 }
 
-/// When a kernel timer armed at jiffy `now` for `expires` really fires: never
-/// before the next tick, and, from 63 jiffies ahead on, rounded up to the
-/// timer wheel's level granularity (8, 64, 512, … jiffies; kernel/time/timer.c
-/// `calc_wheel_index`: level k holds deltas below 63 << 3k).
+/// When a kernel timer armed at jiffy `now` for `expires` really fires
+/// (kernel/time/timer.c `calc_wheel_index`, `calc_index`, since v4.8). The
+/// wheel guarantees a timer never fires early, so every level rounds the
+/// expiry *up* by one unit of its granularity: `((expires >> 3k) + 1) << 3k`
+/// for level k, which is `expires + 1` at level 0 (deltas below 63 jiffies).
+/// A timer for jiffy J therefore runs in the softirq of tick J + 1, and from
+/// 63 jiffies ahead on in an 8-, 64-, 512-… jiffy bucket. An expiry already
+/// reached goes into the bucket of the wheel's clock and runs at the next tick.
+/// The wheel clock is taken as `now + 1` (the softirq of the current tick has
+/// run, so `base->clk` has moved past it).
 pub(crate) fn wheel_expiry(now: u64, expires: u64) -> u64 {
     let clk = now + 1;
-    let expires = expires.max(clk);
+    if expires < clk {
+        return clk;
+    }
     let delta = expires - clk;
     let mut lvl = 0u32;
     while lvl < 8 && delta >= (63u64 << (3 * lvl)) {
         lvl += 1;
     }
-    if lvl == 0 {
-        expires
-    } else {
-        let sh = 3 * lvl;
-        ((expires >> sh) + 1) << sh
-    }
+    let sh = 3 * lvl;
+    ((expires >> sh) + 1) << sh
 }
 
 impl Throttle {
@@ -256,8 +260,9 @@ mod tests {
     fn timer_wheel_granularity() {
         assert_eq!(wheel_expiry(100, 100), 101); // a past or current expiry fires at the next tick
         assert_eq!(wheel_expiry(100, 50), 101);
-        assert_eq!(wheel_expiry(0, 23), 23);
-        assert_eq!(wheel_expiry(0, 63), 63); // delta 62 from clk 1: level 0
+        assert_eq!(wheel_expiry(100, 101), 102); // level 0 rounds up by one jiffy
+        assert_eq!(wheel_expiry(0, 23), 24);
+        assert_eq!(wheel_expiry(0, 63), 64); // delta 62 from clk 1: level 0
         assert_eq!(wheel_expiry(0, 64), 72); // delta 63: level 1, 8-jiffy buckets
         assert_eq!(wheel_expiry(0, 800), 832); // 8-slice cap at HZ=1000, S=100: level 2
         assert_eq!(wheel_expiry(832, 1000), 1008);

@@ -319,25 +319,30 @@ fn unlimited_groups_pass_untouched() {
 
 #[test]
 fn riops_back_to_back_current() {
+    // the third bio waits for the window boundary (j20); the wheel runs the
+    // timer one tick later (j21), where the next window's budget admits two
     let r = back_to_back("current", "20ms-nonrot", "253:1 riops=100", 200);
-    for (k, &j) in r.iter().enumerate() {
-        assert_eq!(j, 20 * (k as u64 / 2), "bio {k}");
+    assert_eq!(&r[..8], &[0, 0, 21, 21, 41, 41, 61, 61]);
+    for (k, &j) in r.iter().enumerate().skip(2) {
+        assert_eq!(j, 20 * (k as u64 / 2) + 1, "bio {k}");
     }
 }
 
 #[test]
 fn riops_back_to_back_pre2018() {
-    // the third IO waits for its exact-rate moment (31), then two per window
+    // the third IO waits for its exact-rate moment (31; the timer runs at
+    // j32), then two per window
     let r = back_to_back("pre-2018", "20ms-nonrot", "253:1 riops=100", 200);
-    assert_eq!(&r[..8], &[0, 0, 31, 31, 51, 51, 71, 71]);
+    assert_eq!(&r[..8], &[0, 0, 32, 32, 52, 52, 72, 72]);
     for (k, &j) in r.iter().enumerate().skip(2) {
-        assert_eq!(j, 20 * (k as u64 / 2) + 11, "bio {k}");
+        assert_eq!(j, 20 * (k as u64 / 2) + 12, "bio {k}");
     }
 }
 
 #[test]
 fn riops_back_to_back_slice_capped() {
-    // the wait ends exactly on the boundary, computes 0, spins, passes one jiffy later
+    // the wait ends on the boundary (j20); the wheel runs the timer at j21,
+    // where the next window admits it (no zero-wait spin is needed)
     let r = back_to_back("slice-capped", "20ms-nonrot", "253:1 riops=100", 200);
     assert_eq!(&r[..8], &[0, 0, 21, 21, 41, 41, 61, 61]);
     for (k, &j) in r.iter().enumerate().skip(2) {
@@ -442,10 +447,12 @@ fn seed_timeline_pre2018() {
     let sub: Vec<Ns> = d.iter().map(|x| x.0 / (100 * US)).collect(); // in 0.1 ms
     let rel: Vec<Ns> = d.iter().map(|x| x.1 / (100 * US)).collect();
     // IO:       0   1   2    3    4    5    6
-    assert_eq!(&sub[..7], &[3, 44, 85, 351, 392, 551, 592]);
-    assert_eq!(&rel[..7], &[3, 44, 310, 351, 510, 551, 710]);
-    // clat of IO 2: wait 31 - 8 = 23 jiffies -> 22.5 ms; IO 4: 31 - 19 = 12 -> 11.8 ms
-    assert_eq!(d[2].1 - d[2].0, 22_500 * US);
+    assert_eq!(&sub[..7], &[3, 44, 85, 361, 402, 561, 602]);
+    assert_eq!(&rel[..7], &[3, 44, 320, 361, 520, 561, 720]);
+    // clat of IO 2: wait 31 - 8 = 23 jiffies, run at the next tick (j32) ->
+    // 23.5 ms; IO 4 arrives at el 20 (not 19: the late timer moved the
+    // cycle), waits 31 - 20 = 11 -> j51, runs at j52 -> 11.8 ms
+    assert_eq!(d[2].1 - d[2].0, 23_500 * US);
     assert_eq!(d[4].1 - d[4].0, 11_800 * US);
 }
 
@@ -454,7 +461,7 @@ fn seed_timeline_slice_capped() {
     let d = seed_run("slice-capped", "auto", 80 * MS, Box::new(|_| 0));
     let sub: Vec<Ns> = d.iter().map(|x| x.0 / (100 * US)).collect();
     let rel: Vec<Ns> = d.iter().map(|x| x.1 / (100 * US)).collect();
-    // IO 2 waits 20 - 8 = 12 to j20, computes a zero wait there, spins, goes at j21
+    // IO 2 waits 20 - 8 = 12 to j20; the timer runs at j21 and it goes
     assert_eq!(&sub[..7], &[3, 44, 85, 251, 292, 451, 492]);
     assert_eq!(&rel[..7], &[3, 44, 210, 251, 410, 451, 610]);
     assert_eq!(d[2].1 - d[2].0, 12_500 * US);
@@ -652,18 +659,21 @@ fn raising_the_limit_releases_waiting_bios() {
 #[test]
 fn carryover_on_limit_change() {
     // riops=50, S=20 (one IO per window); b0 passes at j0, b1 and b2 wait;
-    // at j30 the limit becomes 60.
-    // current: b1 goes at j21; b2 still waits at j30, so the old slice is
-    //   settled: 50 * 30 / 1000 = 1 IO earned, 2 used -> a debt of 1 carried
-    //   into the new slice [30, 50] -> b2 waits to j50 (1 IO per window).
-    // slice-capped: b1 at j21 (zero wait + spin); the write restarts a cleared
-    //   slice, b2 goes at the next tick, j31.
+    // at j30 the limit becomes 60. Every timer runs one tick after its
+    // expiry (the timer wheel's rounding).
+    // current: b1 waits the v6.11 minimum 21 jiffies and goes at j22; b2
+    //   still waits at j30, so the old slice is settled: 50 * 30 / 1000 = 1 IO
+    //   earned, 2 used -> a debt of 1 carried into the new slice [30, 50] ->
+    //   b2 waits to j50 (1 IO per window) and goes at j51.
+    // slice-capped: b1 waits to the boundary j20 and goes at j21; the write
+    //   restarts a cleared slice, b2 goes at the next tick, j31.
     // pre-2018: b1 was due at j41 (exact-rate target); the cleared slice lets
-    //   it go at j31; b2 then waits for its exact-rate target, 34 - 1 -> j64.
+    //   it go at j31; b2 then waits for its exact-rate target under the new
+    //   limit, 2 * 1000 / 60 + 1 = 34, from el 1: 33 jiffies -> j64 -> j65.
     for (era, want) in [
-        ("current", [21, 50]),
+        ("current", [22, 51]),
         ("slice-capped", [21, 31]),
-        ("pre-2018", [31, 64]),
+        ("pre-2018", [31, 65]),
     ] {
         let mut h = H::new(1000, era, "20ms-nonrot", false, &[("/c", "253:1 riops=50")]);
         let c = h.cg("/c");
