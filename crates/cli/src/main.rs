@@ -42,6 +42,9 @@ enum Cmd {
         /// Write controller trace events (kernel tracepoint text format) to FILE.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// After the normal or summary output, print every cgroup's io.stat at the end of the run.
+        #[arg(long = "io-stat")]
+        io_stat: bool,
     },
     /// Run a scenario under each value of kernel-behaviour switches, side by side.
     Compare {
@@ -127,6 +130,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             seed,
             set,
             trace,
+            io_stat,
         } => {
             let mut sc = load(&scenario)?;
             apply_overrides(&mut sc, seed, &set)?;
@@ -138,12 +142,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 None => None,
             };
             let out = runner::run(&sc, &sc.config, sink)?;
-            let text = match output_format.as_str() {
+            let mut text = match output_format.as_str() {
                 "summary" => report::summary_table(&out.groups),
                 "normal" => blklab::output::normal(&sc, &out),
                 "json" => blklab::output::json_all(&sc, &out),
                 other => bail!("--output-format {other}: expected normal, json or summary"),
             };
+            if io_stat {
+                if output_format == "json" {
+                    bail!("--io-stat: only with --output-format normal or summary");
+                }
+                text.push_str(&report::io_stat_section(&out.io_stat));
+            }
             blklab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,

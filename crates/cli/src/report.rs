@@ -171,3 +171,15 @@ pub fn compare_table(variants: &[(String, Vec<GroupResult>)]) -> String {
     }
     s
 }
+
+/// The `--io-stat` section: each cgroup's io.stat lines at the end of the run,
+/// prefixed by the cgroup path (`cat CGROUP/io.stat`).
+pub fn io_stat_section(stats: &[(String, String)]) -> String {
+    let mut s = String::from("\nio.stat at the end of the run:\n");
+    for (path, lines) in stats {
+        for l in lines.lines() {
+            s.push_str(&format!("{path:<10} {l}\n"));
+        }
+    }
+    s
+}

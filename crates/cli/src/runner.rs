@@ -25,6 +25,10 @@ pub struct GroupResult {
 pub struct Outcome {
     pub result: RunResult,
     pub groups: Vec<GroupResult>,
+    /// io.stat of every cgroup at the end of the run (`Sim::io_stat`), as
+    /// (cgroup path, `MAJ:MIN key=value ...` lines), in tree order; cgroups
+    /// with no fields are left out.
+    pub io_stat: Vec<(String, String)>,
 }
 
 /// Build the simulator for a configuration: devices, schedulers and the
@@ -40,7 +44,24 @@ pub fn run(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) ->
     let mut sim = build_sim(cfg, trace)?;
     let result = sim.run();
     let groups = group_results(sc, &result);
-    Ok(Outcome { result, groups })
+    let io_stat = io_stat_all(&sim);
+    Ok(Outcome {
+        result,
+        groups,
+        io_stat,
+    })
+}
+
+/// io.stat of every cgroup (root first), skipping cgroups with no fields.
+pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
+    let tree = sim.cgroups();
+    (0..tree.len())
+        .filter_map(|i| {
+            let id = i as blklab_core::cgroup::CgId;
+            let s = sim.io_stat(id);
+            (!s.is_empty()).then(|| (tree.get(id).path.clone(), s))
+        })
+        .collect()
 }
 
 /// fio's reporting entries (one per job, or per group with group_reporting),
