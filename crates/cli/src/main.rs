@@ -45,6 +45,12 @@ enum Cmd {
         /// After the normal or summary output, print every cgroup's io.stat at the end of the run.
         #[arg(long = "io-stat")]
         io_stat: bool,
+        /// Print blk-iotrack's report every MS of simulated time, then its totals.
+        #[arg(long, value_name = "MS")]
+        iotrack: Option<u64>,
+        /// The iotrack report's extended (-x) layout.
+        #[arg(short = 'x', long)]
+        extended: bool,
     },
     /// Run a scenario under each value of kernel-behaviour switches, side by side.
     Compare {
@@ -131,6 +137,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             set,
             trace,
             io_stat,
+            iotrack,
+            extended,
         } => {
             let mut sc = load(&scenario)?;
             apply_overrides(&mut sc, seed, &set)?;
@@ -141,11 +149,32 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 )))),
                 None => None,
             };
-            let out = runner::run(&sc, &sc.config, sink)?;
+            if iotrack == Some(0) {
+                bail!("--iotrack 0: the interval must be at least 1 ms");
+            }
+            let mut report_text = String::new();
+            let mut last = None;
+            let mut out = runner::run_observed(&sc, &sc.config, sink, |sim| {
+                if let Some(ms) = iotrack {
+                    let l = blklab::iotrack_report::step(
+                        sim,
+                        ms * 1_000_000,
+                        extended,
+                        &mut report_text,
+                    );
+                    report_text.push_str(&blklab::iotrack_report::totals(&l, extended));
+                    last = Some(l);
+                }
+            })?;
+            out.iotrack_last = last;
             let mut text = match output_format.as_str() {
-                "summary" => report::summary_table(&out.groups),
-                "normal" => blklab::output::normal(&sc, &out),
-                "json" => blklab::output::json_all(&sc, &out),
+                "summary" => report_text.clone() + &report::summary_table(&out.groups),
+                "normal" => report_text.clone() + &blklab::output::normal(&sc, &out),
+                "json" => {
+                    // the report's text goes to stderr, as the iotrack tool prints it
+                    eprint!("{report_text}");
+                    blklab::output::json_all(&sc, &out)
+                }
                 other => bail!("--output-format {other}: expected normal, json or summary"),
             };
             if io_stat {

@@ -23,6 +23,8 @@ pub struct GroupResult {
 }
 
 pub struct Outcome {
+    /// blk-iotrack samples at the end of the run, when the report was asked for.
+    pub iotrack_last: Option<Vec<blklab_core::iotrack::report::Sample>>,
     pub result: RunResult,
     pub groups: Vec<GroupResult>,
     /// io.stat of every cgroup at the end of the run (`Sim::io_stat`), as
@@ -41,11 +43,24 @@ pub fn build_sim(cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<S
 /// Run the scenario (with the configuration given, which may differ from the
 /// scenario's own by switches or seed).
 pub fn run(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Outcome> {
+    run_observed(sc, cfg, trace, |_| {})
+}
+
+/// Run with an observer that may step the simulation before it finishes
+/// (the iotrack report steps it interval by interval).
+pub fn run_observed(
+    sc: &Scenario,
+    cfg: &SimConfig,
+    trace: Option<Box<dyn TraceSink>>,
+    observe: impl FnOnce(&mut Sim),
+) -> Result<Outcome> {
     let mut sim = build_sim(cfg, trace)?;
+    observe(&mut sim);
     let result = sim.run();
     let groups = group_results(sc, &result);
     let io_stat = io_stat_all(&sim);
     Ok(Outcome {
+        iotrack_last: None,
         result,
         groups,
         io_stat,

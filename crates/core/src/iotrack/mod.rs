@@ -239,10 +239,14 @@ impl IoTrack {
         for cg in cgroups.ancestors(bio.cg) {
             let g = &mut self.groups[cg as usize];
             let thresh = g.thresh_ns;
-            if let Some(q2c) =
-                g.counters
-                    .account_counts(rwo, size, bio.t_queue, bio.t_issue, now, &thresh)
-            {
+            if let Some(q2c) = g.counters.account_counts(
+                rwo,
+                size,
+                bio.t_queue,
+                counters::DStamp::Issued(bio.t_issue),
+                now,
+                &thresh,
+            ) {
                 let mut p = g.pcpu.get();
                 p.add(q2c);
                 g.pcpu.set(p);
