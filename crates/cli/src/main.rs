@@ -144,6 +144,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 "json" => blklab::output::json_all(&sc, &out),
                 other => bail!("--output-format {other}: expected normal, json or summary"),
             };
+            let text = if output_format == "json" {
+                text
+            } else {
+                text + &report::pagecache_block(&report::pagecache_rows(&sc, &out.result))
+            };
             blklab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,
@@ -180,6 +185,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 combos = next;
             }
             let mut results = Vec::new();
+            let mut pc_results = Vec::new();
             for c in &combos {
                 let mut cfg = sc.config.clone();
                 for (k, v) in c {
@@ -202,9 +208,14 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     .map(|(_, v)| v.clone())
                     .collect::<Vec<_>>()
                     .join(",");
+                pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
             println!("{}", report::compare_table(&results));
+            let pct = report::pagecache_compare(&pc_results);
+            if !pct.is_empty() {
+                println!("{pct}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { scenarios } => {
