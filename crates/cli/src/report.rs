@@ -240,6 +240,10 @@ pub fn pagecache_rows(
         }
     }
     let s = &pc.stats;
+    rows.push(("evictions".into(), s.pgsteal as f64));
+    if s.nr_overcommit > 0 {
+        rows.push(("reclaim failures".into(), s.nr_overcommit as f64));
+    }
     rows.push(("refaults".into(), s.workingset_refault as f64));
     rows.push(("refault activations".into(), s.workingset_activate as f64));
     rows.push(("workingset restores".into(), s.workingset_restore as f64));

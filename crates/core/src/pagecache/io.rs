@@ -347,6 +347,7 @@ impl Sim {
     /// Read the pages of window `w` that are not cached, as bios of
     /// contiguous new pages (`page_cache_ra_unbounded`), submitted by job `j`.
     fn pc_read_window(&mut self, j: JobId, w: RaWindow, readahead: bool) {
+        let in_fault = self.pc().jobs[j as usize].as_ref().is_some_and(|p| p.mmap);
         let task_prio = self.jobs[j as usize].task_prio();
         let pc = self.pc.as_deref_mut().expect("page cache");
         let pj = pc.jobs[j as usize].as_ref().expect("page-cache job");
@@ -380,7 +381,7 @@ impl Sim {
                 }
                 continue;
             }
-            let p = pc.cache.add_page(file, idx, false);
+            let p = pc.cache.add_page(file, idx, false, in_fault);
             if idx == mark {
                 pc.cache.page_mut(p).flags |= pf::READAHEAD;
             }
@@ -551,7 +552,7 @@ impl Sim {
         for idx in first..=last {
             let p = match pc.cache.page_at(file, idx) {
                 Some(p) => p,
-                None => pc.cache.add_page(file, idx, true),
+                None => pc.cache.add_page(file, idx, true, false),
             };
             pc.cache.mark_accessed(p);
             pc.cache.set_dirty(p, now);

@@ -82,6 +82,28 @@ pub struct PageCacheParams {
     pub bvec_merge_pct: u32,
     /// Largest bio the page cache builds, in pages (BIO_MAX_VECS = 256).
     pub max_bio_pages: u32,
+    /// Which LRU's PG_workingset rules apply: `classic` (two lists,
+    /// mm/workingset.c) or `lru-gen` (the multi-gen LRU of 6.6, which the
+    /// patch depends on; see `Lru rules` in docs/fidelity/pagecache.md).
+    pub lru: LruKind,
+}
+
+/// The PG_workingset rules.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum LruKind {
+    /// `workingset_refault`: a refault whose distance is at most the active
+    /// list is activated, and gets PG_workingset back if it had it when
+    /// evicted (set by `shrink_active_list` deactivation).
+    Classic,
+    /// 6.6 `lru_gen_refault` / `folio_inc_refs`, approximated on the two
+    /// lists: the second access through a file descriptor sets
+    /// PG_workingset; a refault is recent if the page left within the last
+    /// `capacity` evictions (about the generations the LRU still holds);
+    /// a recent refault inside a page fault, or of a page that had
+    /// PG_workingset, gets PG_workingset.
+    #[default]
+    LruGen,
 }
 
 fn de_size<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
@@ -129,6 +151,7 @@ impl Default for PageCacheParams {
             page_copy_ns: 500,
             bvec_merge_pct: 0,
             max_bio_pages: 256,
+            lru: LruKind::LruGen,
         }
     }
 }
@@ -264,6 +287,9 @@ pub struct PageCache {
     active: List,
     /// `lruvec->nonresident_age`: ages on every eviction and activation.
     pub nonresident_age: u64,
+    /// lru-gen's stand-in for generations: evictions of pages that had been
+    /// used more than once (see `evict`).
+    pub gen_clock: u64,
     /// The last `capacity` evictions (key, clock): older shadows can never
     /// pass the refault-distance test (the distance would exceed every
     /// possible active list), so dropping them loses nothing; this bounds
@@ -310,6 +336,7 @@ impl PageCache {
             inactive: List::default(),
             active: List::default(),
             nonresident_age: 0,
+            gen_clock: 0,
             shadow_fifo: VecDeque::new(),
             files: Vec::new(),
             dirty: BTreeSet::new(),
@@ -406,10 +433,17 @@ impl PageCache {
     /// first access sets PG_referenced, the second activates the page
     /// (`workingset_activation` ages the clock).
     pub fn mark_accessed(&mut self, p: PageId) {
+        let lru_gen = self.params.lru == LruKind::LruGen;
         let pg = &mut self.pages[p as usize];
         if !pg.has(pf::REFERENCED) {
             pg.flags |= pf::REFERENCED;
-        } else if pg.lru == Lru::Inactive {
+            return;
+        }
+        if lru_gen {
+            // folio_inc_refs (6.6): the second access sets PG_workingset.
+            pg.flags |= pf::WORKINGSET;
+        }
+        if pg.lru == Lru::Inactive {
             pg.flags &= !pf::REFERENCED;
             self.move_to(p, Lru::Active, false);
             self.stats.pgactivate += 1;
@@ -512,7 +546,16 @@ impl PageCache {
         *self.list(pg.lru) = l;
         self.pages[p as usize].lru = Lru::None;
         self.age(1);
-        let eviction = self.nonresident_age;
+        // lru-gen: only pages the LRU had seen used again (mapped and
+        // referenced, or PG_workingset) move the generations on; a page used
+        // once is evicted from the oldest generation without aging the rest.
+        if pg.has(pf::MAPPED) || pg.has(pf::WORKINGSET) {
+            self.gen_clock += 1;
+        }
+        let eviction = match self.params.lru {
+            LruKind::Classic => self.nonresident_age,
+            LruKind::LruGen => self.gen_clock,
+        };
         let k = key(pg.file, pg.index);
         self.map.insert(
             k,
@@ -522,8 +565,18 @@ impl PageCache {
             },
         );
         self.shadow_fifo.push_back((k, eviction));
-        while self.shadow_fifo.len() as u64 > self.capacity() {
-            let (ok, oe) = self.shadow_fifo.pop_front().expect("non-empty");
+        let cap = self.capacity();
+        while let Some(&(ok, oe)) = self.shadow_fifo.front() {
+            let expired = match self.params.lru {
+                LruKind::Classic => self.shadow_fifo.len() as u64 > cap,
+                LruKind::LruGen => {
+                    self.gen_clock - oe > cap || self.shadow_fifo.len() as u64 > 8 * cap
+                }
+            };
+            if !expired {
+                break;
+            }
+            self.shadow_fifo.pop_front();
             if let Some(Slot::Shadow { eviction, .. }) = self.map.get(&ok) {
                 if *eviction == oe {
                     self.map.remove(&ok);
@@ -541,7 +594,8 @@ impl PageCache {
     /// since it left) is at most the active list's size, and then restores
     /// PG_workingset if the page had it when evicted.
     /// Returns the page; the caller must know the index was not resident.
-    pub fn add_page(&mut self, file: FileId, index: u64, uptodate: bool) -> PageId {
+    /// `in_fault`: the page is added by a page fault (matters for `lru-gen`).
+    pub fn add_page(&mut self, file: FileId, index: u64, uptodate: bool, in_fault: bool) -> PageId {
         if self.nr_resident() >= self.capacity() {
             self.reclaim(1);
         }
@@ -576,16 +630,36 @@ impl PageCache {
         let mut to = Lru::Inactive;
         if let Some((eviction, workingset)) = shadow {
             self.stats.workingset_refault += 1;
-            let distance = self.nonresident_age.wrapping_sub(eviction);
-            // workingset_test_recent: file pages, no swap, so the working
-            // set is the active file list.
-            if distance <= self.active.len {
-                to = Lru::Active;
-                self.age(1);
-                self.stats.workingset_activate += 1;
-                if workingset {
-                    self.pages[p as usize].flags |= pf::WORKINGSET;
-                    self.stats.workingset_restore += 1;
+            let clock = match self.params.lru {
+                LruKind::Classic => self.nonresident_age,
+                LruKind::LruGen => self.gen_clock,
+            };
+            let distance = clock.wrapping_sub(eviction);
+            match self.params.lru {
+                LruKind::Classic => {
+                    // workingset_test_recent: file pages, no swap, so the
+                    // working set is the active file list.
+                    if distance <= self.active.len {
+                        to = Lru::Active;
+                        self.age(1);
+                        self.stats.workingset_activate += 1;
+                        if workingset {
+                            self.pages[p as usize].flags |= pf::WORKINGSET;
+                            self.stats.workingset_restore += 1;
+                        }
+                    }
+                }
+                LruKind::LruGen => {
+                    // lru_gen_refault: recent if the shadow's generation is
+                    // still held (here: evicted within `capacity` evictions,
+                    // which the shadow FIFO already guarantees).
+                    if distance <= self.capacity() {
+                        self.stats.workingset_activate += 1;
+                        if in_fault || workingset {
+                            self.pages[p as usize].flags |= pf::WORKINGSET;
+                            self.stats.workingset_restore += 1;
+                        }
+                    }
                 }
             }
         }
