@@ -98,6 +98,7 @@ pub fn config(cgroups: usize, seconds: f64) -> SimConfig {
         });
     }
     SimConfig {
+        pagecache: Default::default(),
         seed: 1,
         hz: Hz(250),
         switches: Switches::default(),

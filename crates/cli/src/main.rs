@@ -183,6 +183,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 }
                 text.push_str(&report::io_stat_section(&out.io_stat));
             }
+            let text = if output_format == "json" {
+                text
+            } else {
+                text + &report::pagecache_block(&report::pagecache_rows(&sc, &out.result))
+            };
             blklab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,
@@ -219,6 +224,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 combos = next;
             }
             let mut results = Vec::new();
+            let mut pc_results = Vec::new();
             for c in &combos {
                 let mut cfg = sc.config.clone();
                 for (k, v) in c {
@@ -241,9 +247,14 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     .map(|(_, v)| v.clone())
                     .collect::<Vec<_>>()
                     .join(",");
+                pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
             println!("{}", report::compare_table(&results));
+            let pct = report::pagecache_compare(&pc_results);
+            if !pct.is_empty() {
+                println!("{pct}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Check { scenarios } => {

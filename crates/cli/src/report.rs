@@ -183,3 +183,149 @@ pub fn io_stat_section(stats: &[(String, String)]) -> String {
     }
     s
 }
+
+/// Page-cache figures of a run, per invocation (its label, or the first job's
+/// name): `(row name, value)`; empty when no job used the page cache.
+/// "fault wait" is the mean time a memory user's major fault waited for its
+/// page (the seed's "io wait during page fault").
+pub fn pagecache_rows(
+    sc: &crate::scenario::Scenario,
+    r: &blklab_core::RunResult,
+) -> Vec<(String, f64)> {
+    let mut rows = Vec::new();
+    let Some(pc) = &r.pagecache else {
+        return rows;
+    };
+    for inv in &sc.invocations {
+        let mut t = blklab_core::pagecache::io::PcJobStats::default();
+        let mut any = false;
+        for &ji in &inv.jobs {
+            if let Some(Some(j)) = pc.jobs.get(ji) {
+                any = true;
+                t.read_hit_pages += j.read_hit_pages;
+                t.read_miss_pages += j.read_miss_pages;
+                t.minor_faults += j.minor_faults;
+                t.major_faults += j.major_faults;
+                t.fault_wait_ns += j.fault_wait_ns;
+                t.fault_wait_max_ns = t.fault_wait_max_ns.max(j.fault_wait_max_ns);
+                t.dirty_waits += j.dirty_waits;
+                t.dirty_wait_ns += j.dirty_wait_ns;
+                t.read_bios += j.read_bios;
+                t.read_bios_rt += j.read_bios_rt;
+            }
+        }
+        if !any {
+            continue;
+        }
+        let label = inv
+            .label
+            .clone()
+            .or_else(|| inv.jobs.first().map(|&ji| r.jobs[ji].name.clone()))
+            .unwrap_or_default();
+        if t.major_faults > 0 {
+            rows.push((format!("{label}: major faults"), t.major_faults as f64));
+            rows.push((
+                format!("{label}: fault wait avg (us)"),
+                t.mean_fault_wait_ns() as f64 / 1000.0,
+            ));
+            rows.push((
+                format!("{label}: fault wait max (us)"),
+                t.fault_wait_max_ns as f64 / 1000.0,
+            ));
+        }
+        let pages = t.read_hit_pages + t.read_miss_pages;
+        if pages > 0 {
+            rows.push((
+                format!("{label}: read hit (%)"),
+                t.read_hit_pages as f64 * 100.0 / pages as f64,
+            ));
+        }
+        if t.read_bios > 0 {
+            rows.push((format!("{label}: read bios"), t.read_bios as f64));
+            rows.push((
+                format!("{label}: read bios RT (%)"),
+                t.read_bios_rt as f64 * 100.0 / t.read_bios as f64,
+            ));
+        }
+        if t.dirty_waits > 0 {
+            rows.push((format!("{label}: dirty throttled"), t.dirty_waits as f64));
+        }
+    }
+    let s = &pc.stats;
+    rows.push(("evictions".into(), s.pgsteal as f64));
+    if s.nr_overcommit > 0 {
+        rows.push(("reclaim failures".into(), s.nr_overcommit as f64));
+    }
+    rows.push(("refaults".into(), s.workingset_refault as f64));
+    rows.push(("refault activations".into(), s.workingset_activate as f64));
+    rows.push(("workingset restores".into(), s.workingset_restore as f64));
+    rows.push(("writeback bios".into(), pc.write_bios as f64));
+    rows.push(("writeback bios RT".into(), pc.write_bios_rt as f64));
+    rows
+}
+
+/// The page-cache block printed after a run's summary.
+pub fn pagecache_block(rows: &[(String, f64)]) -> String {
+    let mut s = String::new();
+    if rows.is_empty() {
+        return s;
+    }
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    s.push_str("\npage cache:\n");
+    for (k, v) in rows {
+        let _ = writeln!(s, "  {k:<w$}  {v:>12.1}");
+    }
+    s
+}
+
+/// `blklab compare`: the page-cache rows under each variant.
+pub fn pagecache_compare(variants: &[(String, Vec<(String, f64)>)]) -> String {
+    let mut s = String::new();
+    let Some((_, first)) = variants.first() else {
+        return s;
+    };
+    if first.is_empty() {
+        return s;
+    }
+    let w = first.iter().map(|r| r.0.len()).max().unwrap_or(0).max(10);
+    let vw = variants
+        .iter()
+        .map(|v| v.0.len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let _ = write!(s, "\n{:<w$}", "PAGE CACHE");
+    for (name, _) in variants {
+        let _ = write!(s, " {:>vw$}", name);
+    }
+    if variants.len() > 1 {
+        let _ = write!(s, " {:>9}", "change");
+    }
+    s.push('\n');
+    for (i, (k, _)) in first.iter().enumerate() {
+        let _ = write!(s, "{:<w$}", k);
+        let vals: Vec<f64> = variants
+            .iter()
+            .map(|(_, rows)| {
+                rows.iter()
+                    .find(|r| &r.0 == k)
+                    .or(rows.get(i))
+                    .map(|r| r.1)
+                    .unwrap_or(f64::NAN)
+            })
+            .collect();
+        for v in &vals {
+            let _ = write!(s, " {:>vw$.1}", v);
+        }
+        if vals.len() > 1 {
+            let (a, b) = (vals[0], vals[vals.len() - 1]);
+            if a.abs() > 1e-12 {
+                let _ = write!(s, " {:>8.1}%", (b - a) / a * 100.0);
+            } else {
+                let _ = write!(s, " {:>9}", "-");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -35,6 +35,9 @@ struct RawScenario {
     job: Vec<RawJob>,
     #[serde(default)]
     write: Vec<RawWrite>,
+    /// The page-cache model's parameters (memory size, dirty limits, readahead).
+    #[serde(default)]
+    pagecache: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -393,6 +396,26 @@ impl Builder<'_> {
             });
         }
 
+        let pagecache = match &raw.pagecache {
+            None => blklab_core::pagecache::PageCacheParams::default(),
+            Some(v) => {
+                let parsed: Result<blklab_core::pagecache::PageCacheParams, toml::de::Error> =
+                    v.get_ref().clone().try_into();
+                match parsed
+                    .map_err(|e| e.message().trim().to_string())
+                    .and_then(|p| {
+                        p.validate()?;
+                        Ok(p)
+                    }) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        self.err::<()>(&v.span(), format!("[pagecache]: {e}"));
+                        blklab_core::pagecache::PageCacheParams::default()
+                    }
+                }
+            }
+        };
+
         if !self.errs.is_empty() {
             return None;
         }
@@ -409,6 +432,7 @@ impl Builder<'_> {
                 cpu,
                 time_limit,
                 writes,
+                pagecache,
             },
             invocations,
             warnings: Vec::new(),
@@ -641,12 +665,6 @@ impl Builder<'_> {
                     "{where_}: job {}: options with no effect in the simulator: {}",
                     s.name,
                     s.ignored.join(", ")
-                ));
-            }
-            if !s.direct {
-                self.warnings.push(format!(
-                    "{where_}: job {}: buffered I/O (direct=0) is simulated as direct I/O until the page-cache model lands",
-                    s.name
                 ));
             }
         }

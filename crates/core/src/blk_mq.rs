@@ -36,8 +36,10 @@ impl Sim {
                 // the throttle's dispatch work submits it later.
                 let b = self.bios.get_mut(id);
                 let waits = std::mem::replace(&mut b.flags.submitter_waits, false);
-                if let (true, Origin::Job { job, io_u }) = (waits, b.origin) {
-                    self.submit_done(job, io_u);
+                match (waits, b.origin) {
+                    (true, Origin::Job { job, io_u }) => self.submit_done(job, io_u),
+                    (true, Origin::Kernel { tag }) => self.pc_submit_done(tag),
+                    _ => {}
                 }
                 return;
             }
@@ -294,8 +296,11 @@ impl Sim {
             return self.start_piece(dev, next);
         }
         if b.flags.submitter_waits {
-            if let Origin::Job { job, io_u } = b.origin {
-                self.submit_done(job, io_u);
+            match b.origin {
+                Origin::Job { job, io_u } => self.submit_done(job, io_u),
+                // the page cache's flusher waits in submit_bio too
+                Origin::Kernel { tag } => self.pc_submit_done(tag),
+                Origin::Split { .. } => {}
             }
         }
     }
@@ -388,7 +393,7 @@ impl Sim {
         match bio.origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),
             Origin::Job { job, io_u } => self.io_u_complete(job, io_u),
-            Origin::Kernel { .. } => {}
+            Origin::Kernel { tag } => self.pc_bio_done(tag),
         }
     }
 

@@ -29,6 +29,8 @@ pub enum Ev {
     RampEnd(JobId),
     /// A periodic observer (iotrack report) tick.
     Observe,
+    /// The page cache's flusher kworker of a device runs.
+    Flusher(DevId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -249,6 +249,11 @@ impl Job {
         })
     }
 
+    /// The task's I/O priority (`get_current_ioprio()` of the job's process).
+    pub(crate) fn task_prio(&self) -> Ioprio {
+        self.ioprio
+    }
+
     fn iodepth(&self) -> u32 {
         self.io_us.len() as u32
     }
@@ -746,7 +751,10 @@ impl Sim {
         if job.should_check_rate() {
             job.rate_next_us[d] = job.usec_for_io(d);
         }
-        let sync_engine = !job.cfg.spec.ioengine.is_async();
+        // Buffered and mmap I/O go through the page cache, which blocks the
+        // job like psync (crate::pagecache::io).
+        let buffered = self.pc.is_some() && crate::pagecache::io::uses_pagecache(&job.cfg);
+        let sync_engine = !job.cfg.spec.ioengine.is_async() || buffered;
         if sync_engine {
             // psync: issue_time just before the syscall, and no slat
             job.io_us[n as usize].issue_time = now;
@@ -755,6 +763,11 @@ impl Sim {
                 job.stats.iodepth_submit[iodepth_batch_bin(1)] += 1;
                 job.stats.total_submit += 1;
             }
+        }
+        if buffered {
+            job.phase = Phase::SyncWait(n);
+            job.submit_done = false;
+            return self.pc_issue(j, n, dd, offset, bytes);
         }
         let mut bio = Bio::new(
             job.cfg.dev,
@@ -865,6 +878,19 @@ impl Sim {
         } else {
             self.job_after_io(j);
         }
+    }
+
+    /// The page cache completed io_u `n` inside the job's own call (a cache
+    /// hit, a write below the dirty limit): the call returns after `cpu`.
+    /// Returns true if the job's loop goes on at once.
+    pub(crate) fn io_u_done_inline(&mut self, j: JobId, n: u32, cpu: Ns) -> bool {
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        job.in_flight -= 1;
+        job.io_us[n as usize].done_time = now + cpu;
+        job.completed.push_back(n);
+        job.phase = Phase::SyncReturn(n);
+        self.job_sleep_until(j, now + cpu)
     }
 
     /// The kernel completed io_u `n` (bio_endio reached the submitter).

@@ -105,6 +105,8 @@ pub struct SimConfig {
     /// Stop the whole run at this instant even if jobs are still running.
     pub time_limit: Option<Ns>,
     pub writes: Vec<TimedWrite>,
+    /// The page cache (`[pagecache]`), used by jobs with direct=0 or ioengine=mmap.
+    pub pagecache: crate::pagecache::PageCacheParams,
 }
 
 /// Why a scenario could not be set up.
@@ -180,6 +182,8 @@ pub struct Sim {
     pub(crate) peak_bios: usize,
     /// The job whose loop is executing (its own submissions call back into it).
     pub(crate) running_job: Option<JobId>,
+    /// The page cache, when a job does buffered I/O or maps a file.
+    pub(crate) pc: Option<Box<crate::pagecache::io::PcSys>>,
 }
 
 /// What a run produced.
@@ -193,6 +197,8 @@ pub struct RunResult {
     /// The most bios in flight at once (memory follows this, not the run length).
     pub peak_bios_in_flight: usize,
     pub devices: Vec<DeviceResult>,
+    /// Page-cache figures, when the page cache was used.
+    pub pagecache: Option<crate::pagecache::io::PcReport>,
 }
 
 #[derive(Debug)]
@@ -306,7 +312,23 @@ impl Sim {
             released: Vec::new(),
             peak_bios: 0,
             running_job: None,
+            pc: None,
         };
+        if cfg.jobs.iter().any(crate::pagecache::io::uses_pagecache) {
+            cfg.pagecache.validate().map_err(|msg| SetupError::Job {
+                job: "[pagecache]".into(),
+                msg,
+            })?;
+            let caps: Vec<u64> = sim.devs.iter().map(|d| d.info.capacity_bytes).collect();
+            sim.pc = Some(Box::new(crate::pagecache::io::PcSys::new(
+                cfg.pagecache.clone(),
+                &cfg.jobs,
+                &caps,
+                sim.devs.len(),
+                cfg.seed,
+                crate::content_activity::Mode::from_switches(&sim.switches),
+            )));
+        }
         for (i, jc) in cfg.jobs.into_iter().enumerate() {
             if jc.dev as usize >= sim.devs.len() {
                 return Err(SetupError::Job {
@@ -464,6 +486,7 @@ impl Sim {
             Ev::RampEnd(j) => self.job_ramp_end(j),
             Ev::Write(i) => self.apply_write(i as usize),
             Ev::Observe => {}
+            Ev::Flusher(d) => self.flusher_event(d),
         }
     }
 
@@ -550,6 +573,7 @@ impl Sim {
                     bios: d.st.bios_done,
                 })
                 .collect(),
+            pagecache: self.pc.as_ref().map(|p| p.report()),
         }
     }
 }

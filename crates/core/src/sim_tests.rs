@@ -81,6 +81,7 @@ pub(crate) fn config(devs: Vec<DeviceConfig>, jobs: Vec<(JobSpec, &str)>) -> Sim
         },
         time_limit: None,
         writes: Vec::new(),
+        pagecache: Default::default(),
     }
 }
 

@@ -105,11 +105,14 @@ pub enum Engine {
     Libaio,
     /// io_uring
     IoUring,
+    /// mmap: the job maps its file and copies to/from the mapping, so its
+    /// I/O is page faults (blklab's memory-user job; page cache required).
+    Mmap,
 }
 
 impl Engine {
     pub fn is_async(self) -> bool {
-        !matches!(self, Engine::Sync)
+        !matches!(self, Engine::Sync | Engine::Mmap)
     }
 }
 

@@ -602,9 +602,10 @@ fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), String> {
                 "psync" | "sync" | "vsync" | "pvsync" | "pvsync2" => (Engine::Sync, v),
                 "libaio" => (Engine::Libaio, v),
                 "io_uring" => (Engine::IoUring, v),
+                "mmap" => (Engine::Mmap, v),
                 _ => {
                     return Err(format!(
-                        "unsupported ioengine '{v}' (blklab models psync, sync, vsync, pvsync, pvsync2, libaio and io_uring)"
+                        "unsupported ioengine '{v}' (blklab models psync, sync, vsync, pvsync, pvsync2, libaio, io_uring and mmap)"
                     ))
                 }
             };
