@@ -152,24 +152,22 @@ fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
 /// 1/2000 s, 64k sequential reads 1/4000 s - 4k/100MB/s + 64k/100MB/s.
 pub const VRATE_MODEL: &str = "{DEV} ctrl=user model=linear rbps=100000000 rseqiops=4000 rrandiops=2000 wbps=100000000 wseqiops=4000 wrandiops=2000";
 /// vrate pinned at 100 %: no latency targets, min = max = 100.
-pub const VRATE_QOS: &str =
-    "{DEV} enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100";
+pub const VRATE_QOS: &str = "{DEV} enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100";
 
 fn vrate(weights: &[u32], bs: &str, rw: &str) -> Case {
     let shape = match weights {
         [_] => "alone".to_string(),
-        w => w
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join("-"),
+        w => w.iter().map(u32::to_string).collect::<Vec<_>>().join("-"),
     };
     let names = ["A", "B", "C"];
     let mut groups = Vec::new();
     let mut jobs = Vec::new();
     for (i, w) in weights.iter().enumerate() {
         let g = format!("/{}", names[i]);
-        groups.push((g.clone(), vec![("io.weight".into(), format!("default {w}"))]));
+        groups.push((
+            g.clone(),
+            vec![("io.weight".into(), format!("default {w}"))],
+        ));
         jobs.push(job(
             names[i],
             &g,
@@ -181,7 +179,11 @@ fn vrate(weights: &[u32], bs: &str, rw: &str) -> Case {
         name: format!("iocost-vrate-{shape}-{bs}-{kind}"),
         about: format!(
             "iocost, vrate fixed at 100 %, model far below the device; weights {}; {bs} {rw} QD32",
-            if weights.len() == 1 { "(one group alone)".to_string() } else { shape.replace('-', ":") }
+            if weights.len() == 1 {
+                "(one group alone)".to_string()
+            } else {
+                shape.replace('-', ":")
+            }
         ),
         need: Need::Iocost,
         device: HostDevice::Loop,
@@ -331,7 +333,12 @@ mod tests {
         ] {
             assert!(names.contains(&want), "missing case {want}");
         }
-        assert_eq!(all.iter().filter(|c| c.name.starts_with("iocost-vrate")).count(), 12);
+        assert_eq!(
+            all.iter()
+                .filter(|c| c.name.starts_with("iocost-vrate"))
+                .count(),
+            12
+        );
     }
 
     #[test]

@@ -97,8 +97,9 @@ impl Drop for Resources {
 
 fn release_one(r: &Resource) -> Result<(), String> {
     match r {
-        Resource::File(p) => std::fs::remove_file(p)
-            .map_err(|e| format!("cannot remove {}: {e}", p.display())),
+        Resource::File(p) => {
+            std::fs::remove_file(p).map_err(|e| format!("cannot remove {}: {e}", p.display()))
+        }
         Resource::Loop(dev) => {
             // A loop device may stay busy for a moment after fio exits.
             let mut last = String::new();
@@ -135,7 +136,10 @@ fn release_one(r: &Resource) -> Result<(), String> {
                 ("io.cost.model", format!("{devno} ctrl=auto")),
             ] {
                 if let Err(e) = std::fs::write(root.join(file), &val) {
-                    errs.push(format!("writing \"{val}\" to {}/{file}: {e}", root.display()));
+                    errs.push(format!(
+                        "writing \"{val}\" to {}/{file}: {e}",
+                        root.display()
+                    ));
                 }
             }
             if errs.is_empty() {

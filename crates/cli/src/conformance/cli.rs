@@ -34,7 +34,13 @@ pub fn main(a: &Args) -> u8 {
             println!("# case {}", c.name);
             print!(
                 "{}",
-                sim::scenario_text(c, "loop99", "7:99", &sim::RawSpeed::default(), c.runtime(a.quick))
+                sim::scenario_text(
+                    c,
+                    "loop99",
+                    "7:99",
+                    &sim::RawSpeed::default(),
+                    c.runtime(a.quick)
+                )
             );
             println!();
         }
@@ -106,4 +112,3 @@ pub fn main(a: &Args) -> u8 {
     progress(&format!("summary: {}\n", summary.join(", ")));
     super::exit_status(&results)
 }
-

@@ -41,10 +41,14 @@ impl HostEnv {
     pub fn missing_basics(&self) -> Vec<String> {
         let mut m = Vec::new();
         if !self.root {
-            m.push("not running as root (uid 0 is needed to create loop devices and cgroups)".into());
+            m.push(
+                "not running as root (uid 0 is needed to create loop devices and cgroups)".into(),
+            );
         }
         if self.fio.is_none() {
-            m.push("fio is not installed (no `fio` in PATH; on Debian: apt-get install -y fio)".into());
+            m.push(
+                "fio is not installed (no `fio` in PATH; on Debian: apt-get install -y fio)".into(),
+            );
         }
         if self.losetup.is_none() {
             m.push("losetup is not installed (util-linux)".into());

@@ -138,7 +138,12 @@ fn iocost_knows(root: &Path, devno: &str) -> bool {
 }
 
 /// Create the case's device(s).
-fn make_device(case: &Case, env: &HostEnv, res: &mut Resources, notes: &mut Vec<String>) -> Result<Device, String> {
+fn make_device(
+    case: &Case,
+    env: &HostEnv,
+    res: &mut Resources,
+    notes: &mut Vec<String>,
+) -> Result<Device, String> {
     let file = backing_file(env, &case.name, res)?;
     let fresh_root = if case.need == Need::Iocost {
         env.iocost.clone()
@@ -159,7 +164,9 @@ fn make_device(case: &Case, env: &HostEnv, res: &mut Resources, notes: &mut Vec<
         let (path, name, devno) = attach(&backing, res)?;
         match &fresh_root {
             Some(root) if iocost_knows(root, &devno) => {
-                notes.push(format!("skipped {name} ({devno}): blk-iocost already has state for it"));
+                notes.push(format!(
+                    "skipped {name} ({devno}): blk-iocost already has state for it"
+                ));
             }
             _ => {
                 return Ok(Device {
@@ -189,7 +196,11 @@ pub fn io_max_to_v1(line: &str) -> Result<Vec<(String, String)>, String> {
             "wbps" => "blkio.throttle.write_bps_device",
             "riops" => "blkio.throttle.read_iops_device",
             "wiops" => "blkio.throttle.write_iops_device",
-            _ => return Err(format!("io.max \"{line}\": '{k}' has no cgroup v1 equivalent")),
+            _ => {
+                return Err(format!(
+                    "io.max \"{line}\": '{k}' has no cgroup v1 equivalent"
+                ))
+            }
         };
         let v = if v == "max" { "0" } else { v };
         if v.parse::<u64>().is_err() {
@@ -219,10 +230,14 @@ fn make_groups(
     let parent_name = format!("{PREFIX}-{}-{idx}", std::process::id());
     match via {
         ThrottleVia::V2(root) => {
-            let sc = std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
+            let sc =
+                std::fs::read_to_string(root.join("cgroup.subtree_control")).unwrap_or_default();
             if !sc.split_whitespace().any(|c| c == "io") {
                 write(&root.join("cgroup.subtree_control"), "+io")?;
-                notes.push(format!("enabled +io in {}/cgroup.subtree_control (left on)", root.display()));
+                notes.push(format!(
+                    "enabled +io in {}/cgroup.subtree_control (left on)",
+                    root.display()
+                ));
             }
             let parent = root.join(&parent_name);
             std::fs::create_dir(&parent).map_err(|e| format!("mkdir {}: {e}", parent.display()))?;
@@ -237,7 +252,9 @@ fn make_groups(
                     write(&root.join(f), &sub(v))?;
                 }
             }
-            if let (HostDevice::Capped { lower_limit }, Some((_, ldev))) = (&case.device, &dev.lower) {
+            if let (HostDevice::Capped { lower_limit }, Some((_, ldev))) =
+                (&case.device, &dev.lower)
+            {
                 write(&parent.join("io.max"), &format!("{ldev} {lower_limit}"))?;
             }
             let dir_of = |g: &str| -> PathBuf {
@@ -251,7 +268,8 @@ fn make_groups(
             for (g, fs) in &case.groups {
                 let d = dir_of(g);
                 if d != parent {
-                    std::fs::create_dir_all(&d).map_err(|e| format!("mkdir {}: {e}", d.display()))?;
+                    std::fs::create_dir_all(&d)
+                        .map_err(|e| format!("mkdir {}: {e}", d.display()))?;
                     res.add(Resource::Cgroup(d.clone()));
                 }
                 for (f, v) in fs {
@@ -259,7 +277,11 @@ fn make_groups(
                 }
             }
             Ok(Groups {
-                job_procs: case.jobs.iter().map(|j| dir_of(&j.cgroup).join("cgroup.procs")).collect(),
+                job_procs: case
+                    .jobs
+                    .iter()
+                    .map(|j| dir_of(&j.cgroup).join("cgroup.procs"))
+                    .collect(),
             })
         }
         ThrottleVia::V1(root) => {
@@ -277,7 +299,9 @@ fn make_groups(
             // children. A cap on the sum is realised by running every job in the
             // parent itself, which is the same thing when no controller acts on
             // the upper device (the only capped case v1 can run).
-            let capped = if let (HostDevice::Capped { lower_limit }, Some((_, ldev))) = (&case.device, &dev.lower) {
+            let capped = if let (HostDevice::Capped { lower_limit }, Some((_, ldev))) =
+                (&case.device, &dev.lower)
+            {
                 for (f, v) in io_max_to_v1(&format!("{ldev} {lower_limit}"))? {
                     write(&parent.join(&f), &v)?;
                 }
@@ -291,9 +315,14 @@ fn make_groups(
             let mut dirs = std::collections::BTreeMap::new();
             for (g, fs) in &case.groups {
                 let rel = g.trim_start_matches('/');
-                let d = if rel.is_empty() { parent.clone() } else { parent.join(rel) };
+                let d = if rel.is_empty() {
+                    parent.clone()
+                } else {
+                    parent.join(rel)
+                };
                 if d != parent {
-                    std::fs::create_dir_all(&d).map_err(|e| format!("mkdir {}: {e}", d.display()))?;
+                    std::fs::create_dir_all(&d)
+                        .map_err(|e| format!("mkdir {}: {e}", d.display()))?;
                     res.add(Resource::Cgroup(d.clone()));
                 }
                 for (f, v) in fs {
@@ -321,7 +350,9 @@ fn make_groups(
                     let d = if capped {
                         parent.clone()
                     } else {
-                        dirs.get(&j.cgroup).cloned().unwrap_or_else(|| parent.clone())
+                        dirs.get(&j.cgroup)
+                            .cloned()
+                            .unwrap_or_else(|| parent.clone())
                     };
                     d.join("cgroup.procs")
                 })
@@ -420,7 +451,10 @@ fn wait_all(children: Vec<Child>, limit: Duration) -> Result<Vec<String>, HostEr
         let (o, e) = r.join().unwrap_or_default();
         let st = status[i].expect("waited");
         if !st.success() {
-            return Err(HostError::Failed(format!("fio exited with {st}: {}", e.trim())));
+            return Err(HostError::Failed(format!(
+                "fio exited with {st}: {}",
+                e.trim()
+            )));
         }
         outs.push(o);
     }
@@ -437,7 +471,10 @@ pub fn measure_raw(env: &HostEnv, dev: &Path, seconds: u32) -> Result<RawSpeed, 
     let c = spawn_fio(env, None, &args)?;
     let out = wait_all(vec![c], Duration::from_secs(seconds as u64 + 60))?;
     let j = from_fio_json(&out[0])?;
-    let m = j.first().ok_or_else(|| HostError::Failed("no job in fio's output".into()))?.1;
+    let m = j
+        .first()
+        .ok_or_else(|| HostError::Failed("no job in fio's output".into()))?
+        .1;
     Ok(RawSpeed {
         slat_ns: (m.0[2] * 1000.0).round() as u64,
         clat_ns: (m.0[3] * 1000.0).round() as u64,
@@ -495,7 +532,10 @@ pub fn run(
         let outs = wait_all(kids, Duration::from_secs(runtime as u64 + 60))?;
         for (i, o) in outs.iter().enumerate() {
             let j = from_fio_json(o)?;
-            let m = j.first().ok_or_else(|| HostError::Failed("no job in fio's output".into()))?.1;
+            let m = j
+                .first()
+                .ok_or_else(|| HostError::Failed("no job in fio's output".into()))?
+                .1;
             runs[i].push(m);
         }
     }
@@ -516,12 +556,25 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                ("blkio.throttle.read_iops_device".to_string(), "7:3 1000".to_string()),
-                ("blkio.throttle.read_bps_device".to_string(), "7:3 0".to_string()),
-                ("blkio.throttle.write_bps_device".to_string(), "7:3 1048576".to_string()),
+                (
+                    "blkio.throttle.read_iops_device".to_string(),
+                    "7:3 1000".to_string()
+                ),
+                (
+                    "blkio.throttle.read_bps_device".to_string(),
+                    "7:3 0".to_string()
+                ),
+                (
+                    "blkio.throttle.write_bps_device".to_string(),
+                    "7:3 1048576".to_string()
+                ),
             ]
         );
-        assert!(io_max_to_v1("7:3 latency=10").unwrap_err().contains("no cgroup v1 equivalent"));
-        assert!(io_max_to_v1("7:3 riops=x").unwrap_err().contains("not a number"));
+        assert!(io_max_to_v1("7:3 latency=10")
+            .unwrap_err()
+            .contains("no cgroup v1 equivalent"));
+        assert!(io_max_to_v1("7:3 riops=x")
+            .unwrap_err()
+            .contains("not a number"));
     }
 }

@@ -81,7 +81,10 @@ impl Metrics {
         let mut out = [0.0; 8];
         for (i, o) in out.iter_mut().enumerate() {
             let lo = runs.iter().map(|r| r.0[i]).fold(f64::INFINITY, f64::min);
-            let hi = runs.iter().map(|r| r.0[i]).fold(f64::NEG_INFINITY, f64::max);
+            let hi = runs
+                .iter()
+                .map(|r| r.0[i])
+                .fold(f64::NEG_INFINITY, f64::max);
             *o = if med.0[i].abs() > 0.0 && runs.len() > 1 {
                 (hi - lo) / med.0[i].abs()
             } else {

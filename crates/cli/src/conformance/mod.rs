@@ -145,7 +145,13 @@ pub fn run_case(
     // Remove the real objects before simulating (and before returning on a signal).
     res.release();
     let mut notes = Vec::new();
-    notes.append(&mut res.problems.iter().map(|p| format!("cleanup: {p}")).collect());
+    notes.append(
+        &mut res
+            .problems
+            .iter()
+            .map(|p| format!("cleanup: {p}"))
+            .collect(),
+    );
     let (status0, real_runs) = match real {
         Ok(r) => (None, Some(r)),
         Err(HostError::Interrupted) => return Err(HostError::Interrupted),
@@ -161,7 +167,10 @@ pub fn run_case(
     let sim = sim::run(case, &dev_name, &devno, &rs, runtime);
     let mut jobs = Vec::new();
     for (i, j) in case.jobs.iter().enumerate() {
-        let runs = real_runs.as_ref().map(|r| r.runs[i].clone()).unwrap_or_default();
+        let runs = real_runs
+            .as_ref()
+            .map(|r| r.runs[i].clone())
+            .unwrap_or_default();
         jobs.push(JobResult {
             label: j.label.clone(),
             real: (!runs.is_empty()).then(|| Metrics::median(&runs)),
@@ -191,7 +200,13 @@ pub fn run_case(
         device: real_runs.as_ref().map(|r| {
             let d = &r.device;
             match &d.lower {
-                Some((l, ln)) => format!("{} ({}) on {} ({})", d.path.display(), d.devno, l.display(), ln),
+                Some((l, ln)) => format!(
+                    "{} ({}) on {} ({})",
+                    d.path.display(),
+                    d.devno,
+                    l.display(),
+                    ln
+                ),
                 None => format!("{} ({})", d.path.display(), d.devno),
             }
         }),
@@ -208,7 +223,10 @@ pub fn exit_status(results: &[CaseResult]) -> u8 {
         exit::MISMATCH
     } else if results.iter().any(|r| matches!(r.status, Status::Error(_))) {
         exit::ERROR
-    } else if results.iter().any(|r| matches!(r.status, Status::NotRunnable(_))) {
+    } else if results
+        .iter()
+        .any(|r| matches!(r.status, Status::NotRunnable(_)))
+    {
         exit::NOT_RUNNABLE
     } else {
         exit::OK
