@@ -87,21 +87,25 @@ fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Throttle pacing tolerances, from repeated real runs (see the fidelity doc):
-/// the rate is the controller's, so IOPS and MB/s are tight; the mean
-/// completion latency is the queueing the throttle imposes (also tight); p99 and
-/// max sit at the throttle's dispatch instants; p50/p90 of the unthrottled
-/// I/Os are the loop device's own speed, which moves with host load and is
-/// reported, not judged.
+/// Throttle pacing tolerances, from repeated real runs (docs/fidelity/
+/// conformance.md: 5 runs x 5 s and 3 runs x 3 s per case, with another
+/// helper loading the host): IOPS and MB/s are the controller's rate (real
+/// spread <= 0.2 %, simulator within 0.4 %; 2 % is one I/O in 3 s at 32 IOPS).
+/// The mean completion latency is the queueing the throttle imposes (real
+/// spread up to 17 % with thinktime). p99 and max sit at the throttle's
+/// dispatch instants, which its timer sets in jiffies: a floor of one jiffy
+/// (4 ms at HZ=250) for p99 and two for the single-sample max (real spread up
+/// to 25 %). p50/p90 of the unthrottled I/Os are the loop device's own speed,
+/// which moves with host load: reported, not judged.
 const THROTTLE_TOL: [Option<Tolerance>; 8] = [
     Some(Tolerance::rel(0.02)),
     Some(Tolerance::rel(0.02)),
     None,
-    Some(Tolerance::rel_abs(0.10, 200.0)),
+    Some(Tolerance::rel_abs(0.15, 200.0)),
     None,
     None,
-    Some(Tolerance::rel_abs(0.10, 2000.0)),
-    Some(Tolerance::rel_abs(0.15, 4000.0)),
+    Some(Tolerance::rel_abs(0.10, 4000.0)),
+    Some(Tolerance::rel_abs(0.20, 8000.0)),
 ];
 
 /// Fixed vrate: throughput follows io.cost.model exactly on the real kernel
@@ -150,6 +154,11 @@ fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
 /// The fixed-vrate cost model: far below a tmpfs loop device's speed (it does
 /// >15k 4k IOPS at QD1), so throughput is the model's: 4k random reads cost
 /// 1/2000 s, 64k sequential reads 1/4000 s - 4k/100MB/s + 64k/100MB/s.
+/// blk-iocost charges a read as random only when it lands more than
+/// LCOEF_RANDIO_PAGES (4096 pages, 16 MiB) from the group's previous one; on
+/// the 64 MiB device 7/16 of uniformly random reads are nearer and cost the
+/// sequential rate, so "random" 4k reads alone run at 2560 IOPS, not 2000
+/// (the simulator does the same, which the case checks).
 pub const VRATE_MODEL: &str = "{DEV} ctrl=user model=linear rbps=100000000 rseqiops=4000 rrandiops=2000 wbps=100000000 wseqiops=4000 wrandiops=2000";
 /// vrate pinned at 100 %: no latency targets, min = max = 100.
 pub const VRATE_QOS: &str = "{DEV} enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100";

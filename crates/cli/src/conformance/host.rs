@@ -18,7 +18,7 @@ use super::sim::RawSpeed;
 /// Prefix of every name the harness creates (cgroups, backing files).
 pub const PREFIX: &str = "blklab-conformance";
 /// Size of each backing file.
-const FILE_BYTES: u64 = 64 << 20;
+pub const FILE_BYTES: u64 = 64 << 20;
 
 /// Why a case did not produce real results.
 #[derive(Debug)]

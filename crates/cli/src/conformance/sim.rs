@@ -64,7 +64,8 @@ pub fn scenario_text(
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
     let _ = writeln!(
         s,
-        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = false\ncapacity = \"64M\""
+        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = false\ncapacity = \"{}\"",
+        super::host::FILE_BYTES
     );
     match &case.device {
         HostDevice::Loop => {
@@ -165,5 +166,27 @@ mod tests {
         let m = run(&c, "loop7", "7:7", &RawSpeed::default(), 2).unwrap();
         let iops = m[0].get(Metric::Iops);
         assert!((iops - 1000.0).abs() < 20.0, "iops {iops}");
+    }
+
+    /// The fixed-vrate cases' expected figures follow from the cost model:
+    /// 4k sequential alone = rseqiops; weights 100:300 split 1:3; "random" 4k
+    /// on the 64 MiB device = 2560 IOPS (7/16 of the seeks are under 16 MiB).
+    #[test]
+    fn simulated_fixed_vrate_follows_the_cost_model() {
+        let iops = |name: &str| -> Vec<f64> {
+            let c = cases::select(&[name.into()]).unwrap().remove(0);
+            run(&c, "loop7", "7:7", &RawSpeed::default(), 2)
+                .unwrap()
+                .iter()
+                .map(|m| m.get(Metric::Iops))
+                .collect()
+        };
+        let seq = iops("iocost-vrate-alone-4k-seq");
+        assert!((seq[0] - 4000.0).abs() < 40.0, "{seq:?}");
+        let rand = iops("iocost-vrate-alone-4k-rand");
+        assert!((rand[0] - 2560.0).abs() < 60.0, "{rand:?}");
+        let w = iops("iocost-vrate-100-300-4k-seq");
+        assert!((w[1] / w[0] - 3.0).abs() < 0.05, "{w:?}");
+        assert!((w[0] + w[1] - 4000.0).abs() < 40.0, "{w:?}");
     }
 }
