@@ -2,6 +2,7 @@
 //! and formatting their results.
 
 pub mod bench;
+pub mod conformance;
 pub mod iotrack_report;
 pub mod kfiles;
 pub mod output;

@@ -79,6 +79,32 @@ enum Cmd {
         #[arg(long, default_value_t = 110.0)]
         long_seconds: f64,
     },
+    /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
+    Conformance(ConformanceArgs),
+}
+
+#[derive(clap::Args)]
+struct ConformanceArgs {
+    /// Case names (a trailing `*` selects by prefix); all cases when none is given.
+    cases: Vec<String>,
+    /// List the cases and whether this host can run them.
+    #[arg(long)]
+    list: bool,
+    /// Real runs per case (medians are compared).
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+    /// Shorter fio runtimes.
+    #[arg(long)]
+    quick: bool,
+    /// Print the Markdown results table (docs/fidelity/conformance.md) on stdout; progress goes to stderr.
+    #[arg(long)]
+    markdown: bool,
+    /// Simulator only: do not touch the host.
+    #[arg(long)]
+    sim_only: bool,
+    /// Print the scenario the simulator runs for each case, and exit.
+    #[arg(long)]
+    show: bool,
 }
 
 fn main() -> ExitCode {
@@ -321,5 +347,16 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Conformance(a) => Ok(ExitCode::from(blklab::conformance::cli::main(
+            &blklab::conformance::cli::Args {
+                cases: a.cases,
+                list: a.list,
+                repeat: a.repeat,
+                quick: a.quick,
+                markdown: a.markdown,
+                sim_only: a.sim_only,
+                show: a.show,
+            },
+        ))),
     }
 }
