@@ -44,51 +44,8 @@ pub fn zero_samples(like: &[Sample]) -> Vec<Sample> {
 
 /// "YYYY-mm-dd HH:MM:SS" of a simulated instant (the simulation starts at the Unix epoch).
 pub fn time_str(ns: u64) -> String {
-    let secs = ns / 1_000_000_000;
-    let days = secs / 86400;
-    // the first 28 days of 1970 suffice for any simulated run; beyond, count on
-    let (mut y, mut d) = (1970u64, days);
-    loop {
-        let len = if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
-            366
-        } else {
-            365
-        };
-        if d < len {
-            break;
-        }
-        d -= len;
-        y += 1;
-    }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let ml = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    let mut m = 0;
-    while d >= ml[m] {
-        d -= ml[m];
-        m += 1;
-    }
-    let r = secs % 86400;
-    format!(
-        "{y:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        m + 1,
-        d + 1,
-        r / 3600,
-        (r % 3600) / 60,
-        r % 60
-    )
+    let (y, m, d, hh, mm, ss, _) = crate::output::civil(ns / 1_000_000_000);
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02}")
 }
 
 /// The whole run's per-cgroup figures as a JSON array (one entry per device

@@ -19,28 +19,19 @@ use crate::scenario::Scenario;
 /// What our output claims to be: fio's format, produced by a simulator.
 pub const FIO_VERSION: &str = "fio-3.33-blklab";
 
-/// ctime(3) without the newline, for a count of seconds since the epoch (UTC).
-pub fn ctime(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+/// A UTC calendar instant: (year, month 1-12, day 1-31, hh, mm, ss, days since the epoch).
+pub fn civil(secs: u64) -> (u64, usize, u64, u64, u64, u64, u64) {
     let days = secs / 86400;
     let rem = secs % 86400;
+    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let (mut y, mut d) = (1970u64, days);
-    loop {
-        let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-        let len = if leap { 366 } else { 365 };
-        if d < len {
-            break;
-        }
-        d -= len;
+    while d >= if leap(y) { 366 } else { 365 } {
+        d -= if leap(y) { 366 } else { 365 };
         y += 1;
     }
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
     let mlen = [
         31,
-        if leap { 29 } else { 28 },
+        if leap(y) { 29 } else { 28 },
         31,
         30,
         31,
@@ -57,14 +48,32 @@ pub fn ctime(secs: u64) -> String {
         d -= mlen[m];
         m += 1;
     }
-    format!(
-        "{} {} {:>2} {:02}:{:02}:{:02} {}",
-        DAYS[(days % 7) as usize],
-        MONTHS[m],
+    (
+        y,
+        m + 1,
         d + 1,
         rem / 3600,
         (rem % 3600) / 60,
         rem % 60,
+        days,
+    )
+}
+
+/// ctime(3) without the newline, for a count of seconds since the epoch (UTC).
+pub fn ctime(secs: u64) -> String {
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (y, m, d, hh, mm, ss, days) = civil(secs);
+    format!(
+        "{} {} {:>2} {:02}:{:02}:{:02} {}",
+        DAYS[(days % 7) as usize],
+        MONTHS[m - 1],
+        d,
+        hh,
+        mm,
+        ss,
         y
     )
 }
