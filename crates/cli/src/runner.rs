@@ -37,10 +37,18 @@ pub fn build_sim(cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<S
 /// Run the scenario (with the configuration given, which may differ from the
 /// scenario's own by switches or seed).
 pub fn run(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Outcome> {
-    let mut sim = build_sim(cfg, trace)?;
+    let mut sim = prepare(sc, cfg, trace)?;
     let result = sim.run();
     let groups = group_results(sc, &result);
     Ok(Outcome { result, groups })
+}
+
+/// The simulator for a scenario, ready to run: `build_sim`, then the
+/// workloads that come from recordings (`replay = ...` jobs).
+pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
+    let mut sim = build_sim(cfg, trace)?;
+    crate::replay_input::attach(sc, &mut sim)?;
+    Ok(sim)
 }
 
 /// fio's reporting entries (one per job, or per group with group_reporting),

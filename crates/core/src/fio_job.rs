@@ -35,7 +35,7 @@ struct IoU {
 
 /// Where the job is in its loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+pub(crate) enum Phase {
     /// Not started yet (startdelay).
     Waiting,
     /// Top of the loop.
@@ -80,7 +80,7 @@ pub(crate) struct Job {
     in_flight: u32,
     /// Completed by the kernel, waiting to be reaped, in completion order.
     completed: VecDeque<u32>,
-    phase: Phase,
+    pub(crate) phase: Phase,
     /// A wake-up is scheduled for this instant (so completions don't double-schedule).
     wake_at: Option<Ns>,
     submit_done: bool,
@@ -103,10 +103,10 @@ pub(crate) struct Job {
     io_blocks: [u64; 2],
     last_think_blocks: u64,
     // time
-    epoch: Ns,
+    pub(crate) epoch: Ns,
     stats_start: Ns,
     in_ramp: bool,
-    end_time: Option<Ns>,
+    pub(crate) end_time: Option<Ns>,
     bytes_issued: u64,
     total_bytes: u64,
     ios_total: u64,
@@ -117,6 +117,8 @@ pub(crate) struct Job {
     last_sample_bytes: [u64; 2],
     last_sample_ios: [u64; 2],
     pub stats: JobStats,
+    /// A recorded stream replacing the fio options' I/O choice (replay.rs).
+    pub(crate) replay: Option<crate::replay::Replay>,
 }
 
 impl Job {
@@ -242,6 +244,7 @@ impl Job {
             last_sample_ios: [0; 2],
             stats,
             cfg,
+            replay: None,
         })
     }
 
@@ -490,6 +493,13 @@ impl Sim {
             let phase = self.jobs[j as usize].phase;
             match phase {
                 Phase::Waiting | Phase::Done | Phase::InSubmit(_) | Phase::SyncWait(_) => return,
+                Phase::Top if self.jobs[j as usize].replay.is_some() => {
+                    if let Some(t) = self.replay_top(j) {
+                        if !self.job_sleep_until(j, t) {
+                            return;
+                        }
+                    }
+                }
                 Phase::Top => self.job_top(j),
                 Phase::QuiesceRate(dd) => {
                     if !self.job_quiesce(j) {
@@ -712,8 +722,13 @@ impl Sim {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let d = dd as usize;
-        let bytes = job.next_buflen(d);
-        let offset = job.next_offset(d, bytes);
+        let (bytes, offset) = match job.replay.as_mut() {
+            Some(r) => r.take(),
+            None => {
+                let b = job.next_buflen(d);
+                (b, job.next_offset(d, b))
+            }
+        };
         let n = job
             .free
             .pop()

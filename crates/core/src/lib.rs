@@ -27,6 +27,7 @@ pub mod iocost;
 pub mod ioprio;
 pub mod iotrack;
 pub mod kerr;
+pub mod replay;
 pub mod request;
 pub mod rng;
 pub mod rq_qos;

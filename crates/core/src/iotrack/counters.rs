@@ -79,7 +79,13 @@ impl IotrackCounters {
             return None;
         }
         let q2c = now - start;
-        let d2c = if start_disk != 0 && start_disk > start && now > start_disk {
+        // The kernel's test is `start_disk > start`: its D always comes some
+        // CPU time after Q, so the test only drops a missing or stale stamp.
+        // Both users here see D == Q for a bio dispatched at once: the
+        // simulator's submission path takes no time, and the host's trace
+        // times have µs resolution. Counting D == Q keeps that bio's D2C
+        // instead of dropping it (see docs/fidelity/cli-iotrack-host.md).
+        let d2c = if start_disk != 0 && start_disk >= start && now > start_disk {
             now - start_disk
         } else {
             0
@@ -371,6 +377,11 @@ mod tests {
         assert_eq!(c.ios[2], 3);
         assert_eq!(c.tms[2], 1200);
         assert_eq!(c.dtms[2], 0);
+        // D == Q (dispatched at once, no modelled path time): D2C = Q2C
+        c.account(2, 0, 500, 500, 900, &DEFAULT_THRESH_NS);
+        assert_eq!(c.dtms[2], 400);
+        c.ios[2] -= 1;
+        c.tms[2] -= 400;
         // C <= Q: skipped entirely.
         c.account(2, 0, 900, 0, 900, &DEFAULT_THRESH_NS);
         assert_eq!(c.ios[2], 3);
