@@ -673,7 +673,7 @@ impl Sim {
     }
 
     /// `io_u_quiesce`: reap until nothing is in flight. True when quiet.
-    fn job_quiesce(&mut self, j: JobId) -> bool {
+    pub(crate) fn job_quiesce(&mut self, j: JobId) -> bool {
         // io_u_queued_complete(td, 1) in a loop: everything already completed
         // is reaped now, one getevents call after another
         while !self.jobs[j as usize].completed.is_empty() {
@@ -883,6 +883,14 @@ impl Sim {
             }
             Phase::Reap { min, .. } => job.completed.len() as u32 >= min,
             Phase::QuiesceThink | Phase::QuiesceRate(_) | Phase::Drain => true,
+            // a replay job reaps while it waits for the next recorded instant
+            // (fio's iolog_delay polls completions): back to the top, which
+            // reaps and sleeps again
+            Phase::RateSleep(_) if job.replay.is_some() => {
+                job.phase = Phase::Top;
+                job.wake_at = None;
+                true
+            }
             _ => false,
         };
         if wake && job.wake_at.is_none() && self.running_job != Some(j) {

@@ -13,9 +13,13 @@
 //!   sleeps the recorded gap minus the time already spent since the previous
 //!   issue (`iolog_delay`, µs, carrying an overshoot in `time_offset`), which
 //!   aims at the same schedule; the model aims at the recorded instants
-//!   directly, in ns. See docs/fidelity/cli-iotrack-host.md.
+//!   directly, in ns. While it waits it reaps completions as they come
+//!   (fio polls them in `iolog_delay`), so clat is the I/O's own latency.
+//!   See docs/fidelity/cli-iotrack-host.md.
 //! - [`ReplayTiming::AsFast`]: no waiting (`replay_no_stall=1`): the queue
-//!   depth alone paces the stream.
+//!   depth alone paces the stream; as in fio, completions are reaped only
+//!   when the queue is full, so choose `iodepth` with care (a deep queue
+//!   gives long clat figures that are fio's reaping, not the device).
 //!
 //! Memory: the stream is held in full (it is input, like a job file); nothing
 //! grows with the I/Os completed.
@@ -157,9 +161,13 @@ impl Sim {
                 None
             }
             Some((dd, t)) => {
+                // iolog_delay: reap what has completed, then wait (a completion
+                // during the wait brings the job back here to reap it);
                 // RateSleep ends the job at its runtime, else issues dd
-                job.phase = Phase::RateSleep(dd);
-                Some(job.end_time.map_or(t, |e| t.min(e)))
+                let until = job.end_time.map_or(t, |e| t.min(e));
+                self.job_quiesce(j);
+                self.jobs[j as usize].phase = Phase::RateSleep(dd);
+                Some(until)
             }
         }
     }
