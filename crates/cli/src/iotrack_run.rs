@@ -191,8 +191,9 @@ impl IotrackReport {
         let first = &self.ticks[0];
         let ms = self.totals_ms();
         let mut s = format!(
-            "iotrack totals: cumulative since the start, rates over the whole run ({:.3} s)\n",
-            self.end_ns as f64 / 1e9
+            "iotrack totals: cumulative since the start, rates over the whole run ({}.{:03} s)\n",
+            self.end_ns / 1_000_000_000,
+            (self.end_ns / 1_000_000) % 1000
         );
         s.push_str(&format_interval(
             &first.samples,
