@@ -73,10 +73,16 @@ impl Drop for Lab {
             let _ = c.wait();
         }
         if self.made_parent {
-            for g in ["a", "b"] {
-                let _ = std::fs::remove_dir(self.parent.join(g));
+            // a cgroup whose last task just exited can be busy for a moment
+            for _ in 0..50 {
+                for g in ["a", "b"] {
+                    let _ = std::fs::remove_dir(self.parent.join(g));
+                }
+                if std::fs::remove_dir(&self.parent).is_ok() || !self.parent.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
             }
-            let _ = std::fs::remove_dir(&self.parent);
         }
         if let Some(l) = &self.loopdev {
             let _ = sh(&format!("losetup -d {l}"));
