@@ -3,9 +3,11 @@
 
 pub mod bench;
 pub mod conformance;
-pub mod iotrack_report;
+pub mod hostcmd;
+pub mod iotrack_run;
 pub mod kfiles;
 pub mod output;
+pub mod replay_input;
 pub mod report;
 pub mod runner;
 pub mod scenario;

@@ -45,12 +45,54 @@ enum Cmd {
         /// After the normal or summary output, print every cgroup's io.stat at the end of the run.
         #[arg(long = "io-stat")]
         io_stat: bool,
-        /// Print blk-iotrack's report every MS of simulated time, then its totals.
-        #[arg(long, value_name = "MS")]
+        /// Print the iotrack tool's report every INTERVAL_MS of simulated time, then the run's totals.
+        #[arg(long, value_name = "INTERVAL_MS")]
         iotrack: Option<u64>,
-        /// The iotrack report's extended (-x) layout.
-        #[arg(short = 'x', long)]
+        /// The iotrack report's extended layout (the tool's -x).
+        #[arg(short = 'x', long = "extended", requires = "iotrack")]
         extended: bool,
+        /// Write the iotrack report's JSON document to FILE (instead of appending it to the JSON output).
+        #[arg(long = "iotrack-json", value_name = "FILE", requires = "iotrack")]
+        iotrack_json: Option<PathBuf>,
+        /// At the end, print every cgroup's io.stat and io.iotrack.stat and every device's stat file.
+        #[arg(long = "show-files")]
+        show_files: bool,
+    },
+    /// Per-cgroup block I/O latency on this host (the iotrack report from the kernel's blk tracer; root).
+    Top {
+        /// Block device to watch (repeatable; default: every device that can be traced).
+        #[arg(long = "device", value_name = "DEV")]
+        device: Vec<String>,
+        /// Cgroup to show after "/" (repeatable, path below the cgroup root; default: every one seen).
+        #[arg(long = "cgroup", value_name = "PATH")]
+        cgroup: Vec<String>,
+        /// Report interval, ms.
+        #[arg(long, default_value_t = 1000, value_name = "MS")]
+        interval: u64,
+        /// Extended layout (iotrack -x).
+        #[arg(short = 'x', long = "extended")]
+        extended: bool,
+        /// Stop after N intervals.
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+        /// Report from a `blklab record` file instead of tracing (one interval per recorded tick).
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+    },
+    /// Record this host's block I/O events (per cgroup) to a file for `top --from` or a replay job (root).
+    Record {
+        /// Block device to record (repeatable).
+        #[arg(long = "device", value_name = "DEV", required = true)]
+        device: Vec<String>,
+        /// Seconds to record (default: until Ctrl-C).
+        #[arg(long, value_name = "S")]
+        duration: Option<f64>,
+        /// The recording file.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+        /// Period of the /sys/block/DEV/stat samples (= the intervals of `top --from`), ms.
+        #[arg(long, default_value_t = 1000, value_name = "MS")]
+        interval: u64,
     },
     /// Run a scenario under each value of kernel-behaviour switches, side by side.
     Compare {
@@ -165,6 +207,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             io_stat,
             iotrack,
             extended,
+            iotrack_json,
+            show_files,
         } => {
             let mut sc = load(&scenario)?;
             apply_overrides(&mut sc, seed, &set)?;
@@ -175,45 +219,72 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 )))),
                 None => None,
             };
-            if iotrack == Some(0) {
-                bail!("--iotrack 0: the interval must be at least 1 ms");
+            if !["summary", "normal", "json"].contains(&output_format.as_str()) {
+                bail!("--output-format {output_format}: expected normal, json or summary");
             }
-            let mut report_text = String::new();
-            let mut last = None;
-            let mut out = runner::run_observed(&sc, &sc.config, sink, |sim| {
-                if let Some(ms) = iotrack {
-                    let l = blklab::iotrack_report::step(
-                        sim,
-                        ms * 1_000_000,
+            let json = output_format == "json";
+            let (out, iot, sim) = match iotrack {
+                Some(ms) => {
+                    let opts = blklab::iotrack_run::IotrackOpts {
+                        interval_ms: ms,
                         extended,
-                        &mut report_text,
-                    );
-                    report_text.push_str(&blklab::iotrack_report::totals(&l, extended));
-                    last = Some(l);
+                    };
+                    let (o, r, sim) = blklab::iotrack_run::run(&sc, &sc.config, sink, opts)?;
+                    (o, Some(r), Some(sim))
                 }
-            })?;
-            out.iotrack_last = last;
-            let mut text = match output_format.as_str() {
-                "summary" => report_text.clone() + &report::summary_table(&out.groups),
-                "normal" => report_text.clone() + &blklab::output::normal(&sc, &out),
-                "json" => {
-                    // the report's text goes to stderr, as the iotrack tool prints it
-                    eprint!("{report_text}");
-                    blklab::output::json_all(&sc, &out)
+                None if show_files => {
+                    let mut sim = runner::prepare(&sc, &sc.config, sink)?;
+                    let result = sim.run();
+                    (runner::outcome(&sc, &sim, result), None, Some(sim))
                 }
-                other => bail!("--output-format {other}: expected normal, json or summary"),
+                None => (runner::run(&sc, &sc.config, sink)?, None, None),
             };
+            let mut text = String::new();
+            // the tool's interval blocks come first, as they would during a run;
+            // with JSON output they go to stderr (where the tool prints them)
+            if let Some(r) = &iot {
+                let blocks = format!("{}{}", r.intervals_text(), r.totals_text());
+                if json {
+                    eprint!("{blocks}");
+                } else {
+                    text.push_str(&blocks);
+                    text.push('\n');
+                }
+            }
+            text.push_str(&match output_format.as_str() {
+                "summary" => report::summary_table(&out.groups),
+                "normal" => blklab::output::normal(&sc, &out),
+                _ => blklab::output::json_all(&sc, &out),
+            });
+            if let Some(r) = &iot {
+                let doc = serde_json::to_string_pretty(&r.json())? + "\n";
+                match &iotrack_json {
+                    Some(p) => blklab::output::write_atomic(p, doc.as_bytes())?,
+                    None if json => text.push_str(&doc),
+                    None => {}
+                }
+            }
+            if show_files {
+                let files = blklab::iotrack_run::show_files(sim.as_ref().expect("kept"));
+                if json {
+                    eprint!("{files}");
+                } else {
+                    text.push('\n');
+                    text.push_str(&files);
+                }
+            }
             if io_stat {
-                if output_format == "json" {
+                if json {
                     bail!("--io-stat: only with --output-format normal or summary");
                 }
                 text.push_str(&report::io_stat_section(&out.io_stat));
             }
-            let text = if output_format == "json" {
-                text
-            } else {
-                text + &report::pagecache_block(&report::pagecache_rows(&sc, &out.result))
-            };
+            if !json {
+                text.push_str(&report::pagecache_block(&report::pagecache_rows(
+                    &sc,
+                    &out.result,
+                )));
+            }
             blklab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,
@@ -320,6 +391,22 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 ExitCode::SUCCESS
             })
         }
+        Cmd::Top {
+            device,
+            cgroup,
+            interval,
+            extended,
+            count,
+            from,
+        } => Ok(blklab::hostcmd::top(
+            device, cgroup, interval, extended, count, from,
+        )),
+        Cmd::Record {
+            device,
+            duration,
+            output,
+            interval,
+        } => Ok(blklab::hostcmd::record(device, duration, &output, interval)),
         Cmd::Switches => {
             for s in SWITCHES {
                 println!(

@@ -155,21 +155,9 @@ fn with_report<T>(sc: &Scenario, out: &Outcome, inv: usize, f: impl FnOnce(&Repo
     f(&r)
 }
 
-/// fio's JSON for one invocation. With the iotrack report on, the document
-/// gains an `"iotrack"` array (per device and cgroup, the whole run): a key
-/// fio does not have, which programs written for fio's JSON ignore.
+/// fio's JSON for one invocation.
 pub fn json(sc: &Scenario, out: &Outcome, inv: usize) -> String {
-    with_report(sc, out, inv, |r| {
-        let Some(last) = &out.iotrack_last else {
-            return blklab_fio::json::write_json(r);
-        };
-        let mut o = blklab_fio::json::report_json(r);
-        o.arr("iotrack", crate::iotrack_report::json_totals(last));
-        let mut s = String::new();
-        blklab_fio::json::print_object(&o, 0, &mut s);
-        s.push('\n');
-        s
-    })
+    with_report(sc, out, inv, blklab_fio::json::write_json)
 }
 
 /// Every invocation's JSON, one document after another (jq reads them as a stream).

@@ -23,8 +23,6 @@ pub struct GroupResult {
 }
 
 pub struct Outcome {
-    /// blk-iotrack samples at the end of the run, when the report was asked for.
-    pub iotrack_last: Option<Vec<blklab_core::iotrack::report::Sample>>,
     pub result: RunResult,
     pub groups: Vec<GroupResult>,
     /// io.stat of every cgroup at the end of the run (`Sim::io_stat`), as
@@ -43,28 +41,20 @@ pub fn build_sim(cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<S
 /// Run the scenario (with the configuration given, which may differ from the
 /// scenario's own by switches or seed).
 pub fn run(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Outcome> {
-    run_observed(sc, cfg, trace, |_| {})
+    let mut sim = prepare(sc, cfg, trace)?;
+    let result = sim.run();
+    Ok(outcome(sc, &sim, result))
 }
 
-/// Run with an observer that may step the simulation before it finishes
-/// (the iotrack report steps it interval by interval).
-pub fn run_observed(
-    sc: &Scenario,
-    cfg: &SimConfig,
-    trace: Option<Box<dyn TraceSink>>,
-    observe: impl FnOnce(&mut Sim),
-) -> Result<Outcome> {
-    let mut sim = build_sim(cfg, trace)?;
-    observe(&mut sim);
-    let result = sim.run();
+/// The results of a finished simulation: fio's reporting entries and io.stat.
+pub fn outcome(sc: &Scenario, sim: &Sim, result: RunResult) -> Outcome {
     let groups = group_results(sc, &result);
-    let io_stat = io_stat_all(&sim);
-    Ok(Outcome {
-        iotrack_last: None,
+    let io_stat = io_stat_all(sim);
+    Outcome {
         result,
         groups,
         io_stat,
-    })
+    }
 }
 
 /// io.stat of every cgroup (root first), skipping cgroups with no fields.
@@ -77,6 +67,14 @@ pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
             (!s.is_empty()).then(|| (tree.get(id).path.clone(), s))
         })
         .collect()
+}
+
+/// The simulator for a scenario, ready to run: `build_sim`, then the
+/// workloads that come from recordings (`replay = ...` jobs).
+pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
+    let mut sim = build_sim(cfg, trace)?;
+    crate::replay_input::attach(sc, &mut sim)?;
+    Ok(sim)
 }
 
 /// fio's reporting entries (one per job, or per group with group_reporting),

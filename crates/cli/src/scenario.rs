@@ -98,6 +98,14 @@ struct RawJob {
     job_ini: Option<Spanned<String>>,
     /// Where to write this invocation's fio JSON (like fio's --output).
     output: Option<String>,
+    /// A `blklab record` file whose I/O stream (of `replay_cgroup`) is the workload.
+    replay: Option<Spanned<String>>,
+    /// The recorded cgroup to replay (its path in the recording).
+    replay_cgroup: Option<Spanned<String>>,
+    /// The recorded device, when the cgroup used several.
+    replay_device: Option<Spanned<String>>,
+    /// "original" (recorded instants) or "asfast" (as fast as the queue depth allows).
+    timing: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -140,6 +148,8 @@ pub struct Scenario {
     pub invocations: Vec<Invocation>,
     /// Things that do not stop the run but the user should know.
     pub warnings: Vec<String>,
+    /// Jobs whose workload is a recorded stream.
+    pub replays: Vec<crate::replay_input::ReplayJob>,
 }
 
 /// All the problems of a scenario.
@@ -207,6 +217,7 @@ impl Scenario {
             src,
             errs: Vec::new(),
             warnings: Vec::new(),
+            replays: Vec::new(),
         };
         let sc = b.build(raw, &base, path);
         if b.errs.is_empty() {
@@ -223,6 +234,7 @@ struct Builder<'a> {
     src: Source<'a>,
     errs: Vec<String>,
     warnings: Vec<String>,
+    replays: Vec<crate::replay_input::ReplayJob>,
 }
 
 impl Builder<'_> {
@@ -436,6 +448,7 @@ impl Builder<'_> {
             },
             invocations,
             warnings: Vec::new(),
+            replays: std::mem::take(&mut self.replays),
         })
     }
 
@@ -582,13 +595,45 @@ impl Builder<'_> {
         .filter(|x| **x)
         .count();
         let where_ = format!("{}: [[job]] #{}", self.src.name, ji + 1);
-        if sources != 1 {
+        if j.replay.is_none() {
+            for (k, v) in [
+                ("replay_cgroup", &j.replay_cgroup),
+                ("replay_device", &j.replay_device),
+                ("timing", &j.timing),
+            ] {
+                if let Some(v) = v {
+                    return self.err(
+                        &v.span(),
+                        format!("{k} is only for a job with replay = \"FILE\""),
+                    );
+                }
+            }
+        }
+        if sources != 1 && !(j.replay.is_some() && sources == 0) {
             self.errs.push(format!(
-                "{where_}: give exactly one of cmdline, job_file or job_ini"
+                "{where_}: give exactly one of cmdline, job_file or job_ini{}",
+                if j.replay.is_some() {
+                    " (or none: a replay job has fio defaults)"
+                } else {
+                    ""
+                }
             ));
             return None;
         }
-        let specs: Vec<JobSpec> = if let Some(c) = &j.cmdline {
+        let specs: Vec<JobSpec> = if let (Some(r), 0) = (&j.replay, sources) {
+            // a replay job without fio options: libaio, direct, a deep queue so
+            // that the recorded arrival times, not fio, pace the stream
+            let name = j.label.clone().unwrap_or_else(|| "replay".into());
+            let cmd = format!(
+                "--name={name} --ioengine=libaio --direct=1 --rw=randrw --bs=4k --iodepth={DEFAULT_REPLAY_IODEPTH}"
+            );
+            match blklab_fio::parse::split_cmdline(&cmd)
+                .and_then(|a| blklab_fio::parse::parse_cmdline(&a))
+            {
+                Ok(s) => s,
+                Err(e) => return self.err(&r.span(), format!("replay job name: {e}")),
+            }
+        } else if let Some(c) = &j.cmdline {
             let parsed = blklab_fio::parse::split_cmdline(c.get_ref())
                 .and_then(|a| blklab_fio::parse::parse_cmdline(&a));
             match parsed {
@@ -650,9 +695,11 @@ impl Builder<'_> {
                 }
             },
         };
+        // a replay job runs in the recorded cgroup unless told otherwise
         let cg_path = j
             .cgroup
             .as_ref()
+            .or(j.replay_cgroup.as_ref().filter(|_| j.replay.is_some()))
             .map(|c| c.get_ref().clone())
             .unwrap_or_else(|| "/".into());
         let cg = match cgroups.ensure(&cg_path) {
@@ -674,6 +721,10 @@ impl Builder<'_> {
             global_options: specs[0].global_options.clone(),
             jobs: Vec::new(),
         };
+        let replay = match &j.replay {
+            Some(r) => Some(self.replay_stream(r, j, base, &specs)?),
+            None => None,
+        };
         let gids = blklab_fio::parse::assign_groupids(&specs);
         for (s, groupid) in specs.into_iter().zip(gids) {
             for clone in 0..s.numjobs.max(1) {
@@ -687,6 +738,60 @@ impl Builder<'_> {
                 });
             }
         }
+        if let Some((replay, skipped_other)) = replay {
+            if skipped_other > 0 {
+                self.warnings.push(format!(
+                    "{where_}: {skipped_other} recorded I/Os that are neither reads nor writes (flush, discard) are not replayed"
+                ));
+            }
+            self.replays.push(crate::replay_input::ReplayJob {
+                job: inv.jobs[0],
+                replay,
+                skipped_other,
+            });
+        }
         Some(inv)
     }
+
+    /// The recorded stream of a replay job, checked.
+    fn replay_stream(
+        &mut self,
+        r: &Spanned<String>,
+        j: &RawJob,
+        base: &Path,
+        specs: &[JobSpec],
+    ) -> Option<(blklab_core::replay::Replay, usize)> {
+        if specs.len() != 1 || specs[0].numjobs > 1 {
+            return self.err(
+                &r.span(),
+                "a replay job is one fio job (no numjobs, no second [section])",
+            );
+        }
+        let Some(cg) = &j.replay_cgroup else {
+            return self.err(
+                &r.span(),
+                "replay needs replay_cgroup = \"/path\": the recorded cgroup whose I/O to replay",
+            );
+        };
+        let timing = match &j.timing {
+            None => blklab_core::replay::ReplayTiming::Original,
+            Some(t) => match crate::replay_input::timing(t.get_ref()) {
+                Ok(v) => v,
+                Err(e) => return self.err(&t.span(), e),
+            },
+        };
+        let path = base.join(r.get_ref());
+        let dev = j.replay_device.as_ref().map(|d| d.get_ref().as_str());
+        let (ios, other) = match crate::replay_input::load_stream(&path, cg.get_ref(), dev) {
+            Ok(v) => v,
+            Err(e) => return self.err(&r.span(), format!("replay {}: {e}", path.display())),
+        };
+        match blklab_core::replay::Replay::new(ios, timing) {
+            Ok(rp) => Some((rp, other)),
+            Err(e) => self.err(&r.span(), format!("replay {}: {e}", path.display())),
+        }
+    }
 }
+
+/// The queue depth of a replay job given no fio options.
+pub const DEFAULT_REPLAY_IODEPTH: u32 = 1024;

@@ -1,129 +1,350 @@
-//! `blklab run --iotrack`: the report and the JSON figures against values
-//! computed by hand for a deterministic scenario.
+//! `blklab run --iotrack`: the iotrack report end to end on a scenario whose
+//! every figure can be computed by hand.
 //!
-//! One psync job (QD1) reads 4 KiB blocks from a null_blk that completes every
-//! request 100 µs after issue; nothing waits between Q and D. Each I/O: Q = D
-//! = the submit instant, C = Q + 100 µs, fio's syscall returns 1 µs later
-//! (reap cost) and the next I/O starts at once: one I/O per 101 µs.
-//! So Q2C = D2C = 100 µs exactly, %d2c = 100, and with the default thresholds
-//! (50, 100, 200 µs, ...) and the strict `<` rule, a 100 µs I/O is not a hit
-//! for 50 µs nor for 100 µs (the edge), and is for 200 µs and above.
+//! null_blk with irqmode=2 and completion_nsec=100000 completes every request
+//! exactly 100 µs after dispatch; with zero CPU costs (submit_ns = reap_ns = 0)
+//! and psync jobs (one I/O at a time, no queueing anywhere) each I/O has
+//! Q = D and C = Q + 100 µs, and a job issues one I/O every 100 µs:
+//! /p/a reads 4 KiB x 1000 (0..100 ms), /p/b writes 8 KiB x 500 (0..50 ms).
+//! Per 20 ms interval: a completes 200 I/Os (10000 io/s, 1600 sectors =
+//! 39.0625 MB/s), b 200 I/Os (10000 io/s, 3200 sectors = 78.125 MB/s) while
+//! it runs. Q2C = D2C = 0.10 ms, %d2c = 100. Hit buckets use strict `<`: with
+//! the default thresholds (50, 100, 200 µs, ...) a 100 µs Q2C is not in
+//! bucket 1 but is in bucket 2; /p/b's own thresholds start at 100001 ns, so
+//! all its I/Os are in its bucket 0, while its parent /p counts them with the
+//! defaults.
 
-mod common;
-use common::*;
+use std::path::PathBuf;
+use std::process::Command;
 
-const SCEN: &str = r#"
+const SCENARIO: &str = r#"
 [run]
-submit_ns = 2000
-reap_ns = 1000
+seed = 1
+submit_ns = 0
+reap_ns = 0
+
 [[device]]
 name = "nullb0"
 devno = "252:0"
 [device.model]
 kind = "nullb"
 completion_nsec = 100000
+
+[cgroup."/p/b"]
+"io.iotrack.lat_thresh" = "252:0 100001 200000 300000 400000 1000000 2000000 4000000 8000000"
+
 [[job]]
-cgroup = "/a/b"
-cmdline = "--name=q1 --direct=1 --rw=randread --bs=4k --ioengine=psync --runtime=2 --time_based"
+cgroup = "/p/a"
+cmdline = "--name=a --direct=1 --rw=randread --bs=4k --ioengine=psync --number_ios=1000"
+
+[[job]]
+cgroup = "/p/b"
+cmdline = "--name=b --direct=1 --rw=randwrite --bs=8k --ioengine=psync --number_ios=500"
 "#;
 
-#[test]
-fn report_and_json_match_hand_computed_figures() {
-    let dir = scratch("iotrack");
-    let p = dir.join("s.toml");
-    std::fs::write(&p, SCEN).unwrap();
-    let o = blklab(&[
-        "run",
-        p.to_str().unwrap(),
-        "--iotrack",
-        "1000",
-        "--output-format",
-        "json",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let it = v["iotrack"]
-        .as_array()
-        .expect("an iotrack array in the fio document");
-    // root, then /a, then /a/b: the ancestors hold the same I/Os (roll-up)
-    let paths: Vec<&str> = it.iter().map(|e| e["cgroup"].as_str().unwrap()).collect();
-    assert_eq!(paths, ["/", "/a", "/a/b"]);
-    let ios = it[2]["ios"][0].as_u64().unwrap();
-    // 2 s / 101 µs per I/O, plus the one in flight at the end
-    assert!((19_801..=19_803).contains(&ios), "ios {ios}");
-    for e in it {
-        assert_eq!(e["ios"][0].as_u64().unwrap(), ios, "{}", e["cgroup"]);
-        assert_eq!(e["q2c_ns"][0].as_u64().unwrap(), ios * 100_000);
-        assert_eq!(e["d2c_ns"][0].as_u64().unwrap(), ios * 100_000);
-        assert_eq!(e["sectors"][0].as_u64().unwrap(), ios * 8);
-        assert_eq!(e["d2c_pct"].as_f64().unwrap(), 100.0);
-        assert_eq!(e["aq2c_ms"].as_f64().unwrap(), 0.1);
-        let hits: Vec<f64> = e["hit_pct"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h.as_f64().unwrap())
-            .collect();
-        assert_eq!(hits, [0.0, 0.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0]);
+fn scenario(tag: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("blklab-iotrack-{tag}-{}.toml", std::process::id()));
+    std::fs::write(&p, SCENARIO).unwrap();
+    p
+}
+
+fn blklab(args: &[&str]) -> (String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_blklab"))
+        .args(args)
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    );
+    assert!(o.status.success(), "blklab {args:?} failed: {err}");
+    (out, err)
+}
+
+/// The tool's basic cgroup row, built from the column widths of dublio/iotrack.
+fn row(cells: &[&str], cgroup: &str) -> String {
+    let widths = [8, 8, 6, 6, 6, 6, 6, 8, 8, 6, 6, 6, 6, 6, 6, 6, 6];
+    let mut s = format!("{:<16} ", "nullb0");
+    for (c, w) in cells.iter().zip(widths) {
+        s.push_str(&format!("{c:<w$} "));
     }
-    // the text report (on stderr with JSON): two full intervals, then the totals
-    let rep = stderr(&o);
-    assert_eq!(rep.matches("Time: 1970-01-01 00:00:0").count(), 3, "{rep}");
-    let row = rep
-        .lines()
-        .find(|l| l.ends_with("/a/b"))
-        .expect("a row for /a/b");
-    let f: Vec<&str> = row.split_whitespace().collect();
-    // Device io/s MB/s %io %byte %tm %dtm %d2c ad2c aq2c %hit0..7 cgroup
-    assert_eq!(f[0], "nullb0");
-    let iops: f64 = f[1].parse().unwrap();
-    assert!((9_900.0..=9_902.0).contains(&iops), "{row}");
-    assert_eq!(
-        &f[3..10],
-        ["100.00", "100.00", "100.00", "100.00", "100.00", "0.10", "0.10"],
-        "{row}"
-    );
-    assert_eq!(
-        &f[10..18],
-        ["0.00", "0.00", "100.00", "100.00", "100.00", "100.00", "100.00", "100.00"],
-        "{row}"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    s.push_str(cgroup);
+    s
+}
+
+fn blocks(text: &str) -> Vec<&str> {
+    text.split("Time: ").skip(1).collect()
 }
 
 #[test]
-fn software_wait_shows_as_low_d2c_share() {
-    let o = blklab(&[
+fn intervals_match_hand_computed_figures() {
+    let p = scenario("intervals");
+    let (out, _) = blklab(&[
         "run",
-        "examples/iotrack-throttled-vs-disk.toml",
+        p.to_str().unwrap(),
         "--iotrack",
-        "3000",
+        "20",
+        "--output-format",
+        "summary",
+    ]);
+    let _ = std::fs::remove_file(&p);
+    let (intervals, totals) = out.split_once("iotrack totals").expect("totals");
+    let b = blocks(intervals);
+    assert_eq!(b.len(), 5, "100 ms in 20 ms intervals:\n{intervals}");
+    assert!(b[0].starts_with("1970-01-01 00:00:00.020\n"), "{}", b[0]);
+    let hits_default = [
+        "0.00", "0.00", "100.00", "100.00", "100.00", "100.00", "100.00", "100.00",
+    ];
+    let mk = |head: [&str; 9], hits: [&str; 8], cg: &str| {
+        let cells: Vec<&str> = head.iter().chain(hits.iter()).copied().collect();
+        row(&cells, cg)
+    };
+    let first = b[0];
+    for want in [
+        mk(
+            [
+                "20000", "117.19", "100.00", "100.00", "100.00", "100.00", "100.00", "0.10", "0.10",
+            ],
+            hits_default,
+            "/",
+        ),
+        mk(
+            [
+                "10000", "39.06", "50.00", "33.33", "50.00", "50.00", "100.00", "0.10", "0.10",
+            ],
+            hits_default,
+            "/p/a",
+        ),
+        mk(
+            [
+                "10000", "78.12", "50.00", "66.67", "50.00", "50.00", "100.00", "0.10", "0.10",
+            ],
+            ["100.00"; 8],
+            "/p/b",
+        ),
+    ] {
+        assert!(
+            first.lines().any(|l| l == want),
+            "missing\n{want}\nin\n{first}"
+        );
+    }
+    // the device line: 10000 reads/s and 10000 writes/s
+    let dev: Vec<&str> = first.lines().nth(2).unwrap().split_whitespace().collect();
+    assert_eq!(
+        &dev[..7],
+        ["nullb0", "0", "0", "10000", "10000", "39.06", "78.12"]
+    );
+    // third interval: b ends at 50 ms (100 of its I/Os), a goes on
+    let third = b[2];
+    assert!(
+        third.lines().any(|l| l
+            == mk(
+                ["5000", "39.06", "33.33", "50.00", "33.33", "33.33", "100.00", "0.10", "0.10"],
+                ["100.00"; 8],
+                "/p/b"
+            )),
+        "{third}"
+    );
+    assert!(
+        third.lines().any(|l| l
+            == mk(
+                ["10000", "39.06", "66.67", "50.00", "66.67", "66.67", "100.00", "0.10", "0.10"],
+                hits_default,
+                "/p/a"
+            )),
+        "{third}"
+    );
+    // last interval: a alone
+    assert!(
+        b[4].lines().any(|l| l
+            == mk(
+                ["0", "0.00", "0.00", "0.00", "0.00", "0.00", "0.00", "0.00", "0.00"],
+                ["0.00"; 8],
+                "/p/b"
+            )),
+        "{}",
+        b[4]
+    );
+    // totals over the 100 ms run: a 1000 I/Os, b 500
+    assert!(totals.contains("(0.100 s)"), "{totals}");
+    assert!(
+        totals.lines().any(|l| l
+            == mk(
+                ["10000", "39.06", "66.67", "50.00", "66.67", "66.67", "100.00", "0.10", "0.10"],
+                hits_default,
+                "/p/a"
+            )),
+        "{totals}"
+    );
+    assert!(
+        totals.lines().any(|l| l
+            == mk(
+                ["5000", "39.06", "33.33", "50.00", "33.33", "33.33", "100.00", "0.10", "0.10"],
+                ["100.00"; 8],
+                "/p/b"
+            )),
+        "{totals}"
+    );
+}
+
+#[test]
+fn hit_bucket_edge_and_ancestor_rollup_in_the_stat_files() {
+    let p = scenario("files");
+    let (out, _) = blklab(&[
+        "run",
+        p.to_str().unwrap(),
+        "--show-files",
+        "--output-format",
+        "summary",
+    ]);
+    let _ = std::fs::remove_file(&p);
+    let file = |name: &str| -> String {
+        let head = format!("==> {name} <==\n");
+        let i = out
+            .find(&head)
+            .unwrap_or_else(|| panic!("no {name} in\n{out}"))
+            + head.len();
+        out[i..].lines().next().unwrap().to_string()
+    };
+    let zeros = "0 0 0 0 0 0 0 0";
+    // a: Q2C = 100000 ns exactly = default threshold 1: not counted there (strict <)
+    assert_eq!(
+        file("/sys/fs/cgroup/p/a/io.iotrack.stat"),
+        format!("252:0 mean: 100000 min: 100000 max: 100000 sum: 0 rios: 1000 wios: 0 oios:0 rsts: 8000 wsts: 0 osts: 0 rtms: 100000000 wtms: 0 otms: 0 rdtms: 100000000 wdtms: 0 odtms: 0 rhit: 0 0 1000 1000 1000 1000 1000 1000 whit: {zeros} ohit: {zeros}")
+    );
+    // b: its own threshold 0 is 100001 ns: every I/O is in bucket 0
+    assert_eq!(
+        file("/sys/fs/cgroup/p/b/io.iotrack.stat"),
+        format!("252:0 mean: 100000 min: 100000 max: 100000 sum: 0 rios: 0 wios: 500 oios:0 rsts: 0 wsts: 8000 osts: 0 rtms: 0 wtms: 50000000 otms: 0 rdtms: 0 wdtms: 50000000 odtms: 0 rhit: {zeros} whit: 500 500 500 500 500 500 500 500 ohit: {zeros}")
+    );
+    // the parent and the root hold a + b, bucketed with their own (default) thresholds
+    let sum = format!("252:0 mean: 100000 min: 100000 max: 100000 sum: 0 rios: 1000 wios: 500 oios:0 rsts: 8000 wsts: 8000 osts: 0 rtms: 100000000 wtms: 50000000 otms: 0 rdtms: 100000000 wdtms: 50000000 odtms: 0 rhit: 0 0 1000 1000 1000 1000 1000 1000 whit: 0 0 500 500 500 500 500 500 ohit: {zeros}");
+    assert_eq!(file("/sys/fs/cgroup/p/io.iotrack.stat"), sum);
+    assert_eq!(file("/sys/fs/cgroup/io.iotrack.stat"), sum);
+    // /sys/block/nullb0/stat: reads 1000, 8000 sectors, 100 ms; writes 500, 8000, 50 ms
+    let st: Vec<u64> = file("/sys/block/nullb0/stat")
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    assert_eq!(&st[..8], [1000, 0, 8000, 100, 500, 0, 8000, 50]);
+    assert_eq!(st[9], 100, "io_ticks: busy for the whole 100 ms");
+}
+
+/// Split a stream of JSON documents (what `jq` reads).
+fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<serde_json::Value>()
+        .map(|d| d.unwrap())
+        .collect()
+}
+
+#[test]
+fn json_carries_the_same_figures_and_fio_documents_are_untouched() {
+    let p = scenario("json");
+    let ps = p.to_str().unwrap();
+    let (plain, _) = blklab(&["run", ps, "--output-format", "json"]);
+    let (with, err) = blklab(&["run", ps, "--output-format", "json", "--iotrack", "20"]);
+    let file = std::env::temp_dir().join(format!("blklab-iotrack-{}.json", std::process::id()));
+    let (sep, _) = blklab(&[
+        "run",
+        ps,
         "--output-format",
         "json",
+        "--iotrack",
+        "20",
+        "--iotrack-json",
+        file.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
-    let mut docs = serde_json::Deserializer::from_str(&text).into_iter::<serde_json::Value>();
-    let v = docs.next().unwrap().unwrap();
-    let it = v["iotrack"].as_array().unwrap();
-    let get = |cg: &str, k: &str| {
-        it.iter().find(|e| e["cgroup"] == cg).unwrap()[k]
-            .as_f64()
+    let _ = std::fs::remove_file(&p);
+    // the text report goes to stderr in JSON mode; stdout is fio's documents, then ours
+    assert!(err.contains("Time: 1970-01-01 00:00:00.020"), "{err}");
+    assert_eq!(
+        sep, plain,
+        "--iotrack-json leaves stdout as fio's documents only"
+    );
+    assert!(
+        with.starts_with(&plain),
+        "fio's documents come first, unchanged"
+    );
+    let docs = documents(&with);
+    assert_eq!(docs.len(), 3);
+    assert!(docs[0].get("jobs").is_some() && docs[1].get("jobs").is_some());
+    let it = &docs[2]["iotrack"];
+    let from_file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert_eq!(&from_file["iotrack"], it);
+    assert_eq!(it["interval_ms"], 20);
+    assert_eq!(it["cgroups"], serde_json::json!(["/", "/p/a", "/p/b"]));
+    assert_eq!(it["intervals"].as_array().unwrap().len(), 5);
+    let find = |block: &serde_json::Value, cg: &str| {
+        block["cgroups"]
+            .as_array()
             .unwrap()
+            .iter()
+            .find(|r| r["cgroup"] == cg)
+            .unwrap()
+            .clone()
     };
-    // /batch waits in iocost (inside Q2C, before D): most of its Q2C is not disk time
-    assert!(
-        get("/batch", "d2c_pct") < 40.0,
-        "batch %d2c {}",
-        get("/batch", "d2c_pct")
+    let a = find(&it["intervals"][0], "/p/a");
+    assert_eq!(a["time_ms"], serde_json::Value::Null);
+    assert_eq!(it["intervals"][0]["time_ms"], 20);
+    assert_eq!(a["ios"]["read"], 200);
+    assert_eq!(a["sectors"]["total"], 1600);
+    assert_eq!(a["q2c_ns"]["total"], 200u64 * 100_000);
+    assert_eq!(a["d2c_ns"]["total"], 200u64 * 100_000);
+    assert_eq!(a["iops"]["total"], 10000.0);
+    assert_eq!(a["mbps"]["read"], 39.06);
+    assert_eq!(a["byte_pct"]["total"], 33.33);
+    assert_eq!(a["d2c_pct"]["total"], 100.0);
+    assert_eq!(a["aq2c_ms"]["total"], 0.1);
+    assert_eq!(
+        a["hit_pct"]["total"],
+        serde_json::json!([0.0, 0.0, 100.0, 100.0, 100.0, 100.0, 100.0, 100.0])
     );
-    assert!(
-        get("/web", "d2c_pct") > 70.0,
-        "web %d2c {}",
-        get("/web", "d2c_pct")
+    let t = &it["totals"];
+    assert_eq!(t["elapsed_ms"], 100.0);
+    let b = find(t, "/p/b");
+    assert_eq!(b["ios"]["write"], 500);
+    assert_eq!(b["io_pct"]["total"], 33.33);
+    assert_eq!(b["hit_pct"]["write"][0], 100.0);
+    assert_eq!(find(t, "/")["ios"]["total"], 1500);
+    assert_eq!(t["devices"][0]["r_s"], 10000.0);
+}
+
+#[test]
+fn extended_layout() {
+    let p = scenario("x");
+    let (out, _) = blklab(&[
+        "run",
+        p.to_str().unwrap(),
+        "--iotrack",
+        "20",
+        "-x",
+        "--output-format",
+        "summary",
+    ]);
+    let _ = std::fs::remove_file(&p);
+    let first = blocks(&out)[0];
+    let header = first
+        .lines()
+        .find(|l| l.contains("mean(us)"))
+        .expect("extended header");
+    assert!(header.starts_with("Device           mean(us) min(us)  max(us)  io/s     rio/s    wio/s    oio/s    MB/s     rMB/s"), "{header}");
+    assert!(header.ends_with("%ohit7 cgroup"), "{header}");
+    let b: Vec<&str> = first
+        .lines()
+        .find(|l| l.ends_with("/p/b"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    // Device, mean/min/max (µs, cumulative), io/s total/r/w/o, MB/s total/r/w/o
+    assert_eq!(
+        &b[..12],
+        [
+            "nullb0", "100.00", "100.00", "100.00", "10000", "0", "10000", "0", "78.12", "0.00",
+            "78.12", "0.00"
+        ]
     );
-    assert!(get("/batch", "aq2c_ms") > 2.0 * get("/web", "aq2c_ms"));
-    // weights 100 : 1000 on a device as fast as the model
-    let ratio = get("/web", "iops") / get("/batch", "iops");
-    assert!((9.5..=10.5).contains(&ratio), "ratio {ratio}");
+    assert_eq!(b.len(), 1 + 3 + 9 * 4 + 8 * 4 + 1);
 }

@@ -35,7 +35,7 @@ struct IoU {
 
 /// Where the job is in its loop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+pub(crate) enum Phase {
     /// Not started yet (startdelay).
     Waiting,
     /// Top of the loop.
@@ -83,7 +83,7 @@ pub(crate) struct Job {
     in_flight: u32,
     /// Completed by the kernel, waiting to be reaped, in completion order.
     completed: VecDeque<u32>,
-    phase: Phase,
+    pub(crate) phase: Phase,
     /// A wake-up is scheduled for this instant (so completions don't double-schedule).
     wake_at: Option<Ns>,
     submit_done: bool,
@@ -106,10 +106,10 @@ pub(crate) struct Job {
     io_blocks: [u64; 2],
     last_think_blocks: u64,
     // time
-    epoch: Ns,
+    pub(crate) epoch: Ns,
     stats_start: Ns,
     in_ramp: bool,
-    end_time: Option<Ns>,
+    pub(crate) end_time: Option<Ns>,
     bytes_issued: u64,
     total_bytes: u64,
     ios_total: u64,
@@ -120,6 +120,8 @@ pub(crate) struct Job {
     last_sample_bytes: [u64; 2],
     last_sample_ios: [u64; 2],
     pub stats: JobStats,
+    /// A recorded stream replacing the fio options' I/O choice (replay.rs).
+    pub(crate) replay: Option<crate::replay::Replay>,
 }
 
 impl Job {
@@ -246,6 +248,7 @@ impl Job {
             last_sample_ios: [0; 2],
             stats,
             cfg,
+            replay: None,
         })
     }
 
@@ -505,6 +508,13 @@ impl Sim {
             let phase = self.jobs[j as usize].phase;
             match phase {
                 Phase::Waiting | Phase::Done | Phase::InSubmit(_) | Phase::SyncWait(_) => return,
+                Phase::Top if self.jobs[j as usize].replay.is_some() => {
+                    if let Some(t) = self.replay_top(j) {
+                        if !self.job_sleep_until(j, t) {
+                            return;
+                        }
+                    }
+                }
                 Phase::Top => self.job_top(j),
                 Phase::QuiesceRate(dd) => {
                     if !self.job_quiesce(j) {
@@ -676,7 +686,7 @@ impl Sim {
     }
 
     /// `io_u_quiesce`: reap until nothing is in flight. True when quiet.
-    fn job_quiesce(&mut self, j: JobId) -> bool {
+    pub(crate) fn job_quiesce(&mut self, j: JobId) -> bool {
         // io_u_queued_complete(td, 1) in a loop: everything already completed
         // is reaped now, one getevents call after another
         while !self.jobs[j as usize].completed.is_empty() {
@@ -725,8 +735,13 @@ impl Sim {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let d = dd as usize;
-        let bytes = job.next_buflen(d);
-        let offset = job.next_offset(d, bytes);
+        let (bytes, offset) = match job.replay.as_mut() {
+            Some(r) => r.take(),
+            None => {
+                let b = job.next_buflen(d);
+                (b, job.next_offset(d, b))
+            }
+        };
         let n = job
             .free
             .pop()
@@ -907,6 +922,14 @@ impl Sim {
             }
             Phase::Reap { min, .. } => job.completed.len() as u32 >= min,
             Phase::QuiesceThink | Phase::QuiesceRate(_) | Phase::Drain => true,
+            // a replay job reaps while it waits for the next recorded instant
+            // (fio's iolog_delay polls completions): back to the top, which
+            // reaps and sleeps again
+            Phase::RateSleep(_) if job.replay.is_some() => {
+                job.phase = Phase::Top;
+                job.wake_at = None;
+                true
+            }
             _ => false,
         };
         if wake && job.wake_at.is_none() && self.running_job != Some(j) {

@@ -28,6 +28,7 @@ pub mod ioprio;
 pub mod iotrack;
 pub mod kerr;
 pub mod pagecache;
+pub mod replay;
 pub mod request;
 pub mod rng;
 pub mod rq_qos;

@@ -443,6 +443,13 @@ impl Sim {
         self.finish()
     }
 
+    /// Schedule an observer tick at `t` (it does nothing when it runs): a
+    /// `run_until(t)` then stops with the clock exactly at `t`, and no job's
+    /// inline sleep can carry the clock past it.
+    pub fn observe_at(&mut self, t: Ns) {
+        self.q.push(t, Ev::Observe);
+    }
+
     /// Process events up to and including instant `t`; returns false when nothing is left to do.
     pub fn run_until(&mut self, t: Ns) -> bool {
         loop {

@@ -347,6 +347,11 @@ struct Reporter<'w> {
 
 impl Reporter<'_> {
     fn report(&mut self, t: Ns, unix_s: u64, stats: Vec<(u32, [u64; 11])>) -> Result<bool> {
+        // `count` intervals were printed: the final tick after the drain
+        // (run_live) must not add one more
+        if self.count.is_some_and(|c| self.intervals >= c) {
+            return Ok(false);
+        }
         self.acct.sweep(t);
         let mut cur = Vec::new();
         for (dev, name) in &self.devices {

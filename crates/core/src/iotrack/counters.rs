@@ -53,10 +53,7 @@ impl IotrackCounters {
     /// ([`super::bio_issue_size`], done by [`super::IoTrack`]).
     #[inline]
     pub fn account(&mut self, rwo: usize, sectors: u64, q: u64, d: u64, c: u64, thresh: &[u64; 8]) {
-        if self
-            .account_counts(rwo, sectors, q, DStamp::Kernel(d), c, thresh)
-            .is_some()
-        {
+        if self.account_counts(rwo, sectors, q, d, c, thresh).is_some() {
             let total: u64 = self.tms.iter().fold(0u64, |a, &x| a.wrapping_add(x));
             self.lat_mean = total / self.lat_nr;
         }
@@ -70,38 +67,28 @@ impl IotrackCounters {
         rwo: usize,
         sectors: u64,
         q: u64,
-        d: DStamp,
+        d: u64,
         c: u64,
         thresh: &[u64; 8],
     ) -> Option<u64> {
         let t = rwo.min(IOT_OTHER);
         let now = bio_issue_time(c);
         let start = bio_issue_time(q);
+        let start_disk = bio_issue_time(d);
         if now <= start {
             return None;
         }
         let q2c = now - start;
-        let d2c = match d {
-            // the kernel's test: a D stamp exists and lies strictly between Q and C
-            DStamp::Kernel(d) => {
-                let start_disk = bio_issue_time(d);
-                if start_disk != 0 && start_disk > start && now > start_disk {
-                    now - start_disk
-                } else {
-                    0
-                }
-            }
-            // the simulator spends no time between Q and D when nothing waits,
-            // so D may equal Q (or be 0 at the run's first instant): any D
-            // from Q on is real there
-            DStamp::Issued(d) => {
-                let start_disk = bio_issue_time(d);
-                if start_disk >= start && now > start_disk {
-                    now - start_disk
-                } else {
-                    0
-                }
-            }
+        // The kernel's test is `start_disk > start`: its D always comes some
+        // CPU time after Q, so the test only drops a missing or stale stamp.
+        // Both users here see D == Q for a bio dispatched at once: the
+        // simulator's submission path takes no time, and the host's trace
+        // times have µs resolution. Counting D == Q keeps that bio's D2C
+        // instead of dropping it (see docs/fidelity/cli-iotrack-host.md).
+        let d2c = if start_disk != 0 && start_disk >= start && now > start_disk {
+            now - start_disk
+        } else {
+            0
         };
         // blk_rq_stat_add: min/max/sample count (the batch sum is `tms`).
         if self.lat_nr == 0 || q2c < self.lat_min {
@@ -390,6 +377,11 @@ mod tests {
         assert_eq!(c.ios[2], 3);
         assert_eq!(c.tms[2], 1200);
         assert_eq!(c.dtms[2], 0);
+        // D == Q (dispatched at once, no modelled path time): D2C = Q2C
+        c.account(2, 0, 500, 500, 900, &DEFAULT_THRESH_NS);
+        assert_eq!(c.dtms[2], 400);
+        c.ios[2] -= 1;
+        c.tms[2] -= 400;
         // C <= Q: skipped entirely.
         c.account(2, 0, 900, 0, 900, &DEFAULT_THRESH_NS);
         assert_eq!(c.ios[2], 3);
@@ -463,13 +455,4 @@ mod tests {
         once.sum_from(&RqStat::new());
         assert_eq!(once.nr_samples, 4);
     }
-}
-
-/// A bio's D stamp as the accounting sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DStamp {
-    /// As the kernel stores it: 0 means "never issued" (real hosts, tests of the kernel rule).
-    Kernel(u64),
-    /// The simulator's: the bio was issued at this instant (which may equal Q).
-    Issued(u64),
 }

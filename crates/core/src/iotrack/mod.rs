@@ -236,17 +236,22 @@ impl IoTrack {
         self.bring_online(cgroups, bio.cg);
         let rwo = bio.op.rwo();
         let size = bio_issue_size(bio.sectors());
+        // The kernel's ktime never reads 0, so its 0 means "no D stamp"; the
+        // simulated clock starts at 0. All three stamps move 1 ns later (the
+        // differences, Q2C and D2C, are unchanged) so that a bio queued and
+        // dispatched at instant 0 keeps its D2C; a bio queued later with
+        // t_issue 0 was never dispatched and stays without D.
+        let q = bio.t_queue + 1;
+        let d = if bio.t_issue == 0 && bio.t_queue > 0 {
+            0
+        } else {
+            bio.t_issue + 1
+        };
+        let c = now + 1;
         for cg in cgroups.ancestors(bio.cg) {
             let g = &mut self.groups[cg as usize];
             let thresh = g.thresh_ns;
-            if let Some(q2c) = g.counters.account_counts(
-                rwo,
-                size,
-                bio.t_queue,
-                counters::DStamp::Issued(bio.t_issue),
-                now,
-                &thresh,
-            ) {
+            if let Some(q2c) = g.counters.account_counts(rwo, size, q, d, c, &thresh) {
                 let mut p = g.pcpu.get();
                 p.add(q2c);
                 g.pcpu.set(p);

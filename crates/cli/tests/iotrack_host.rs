@@ -1,0 +1,294 @@
+//! `blklab top` on this host: a loop device on a tmpfs file, two cgroup v1
+//! blkio groups each running fio at a fixed rate; `blklab top` for two 1 s
+//! intervals in the middle of the run must show each cgroup's IOPS within a
+//! few percent of fio's own figure, then leave tracefs as it found it. Also:
+//! the exit status and message when not run as root.
+//!
+//! Needs root, fio, losetup, /dev/shm and the ftrace `blk` tracer; otherwise
+//! prints `SKIP: <reason>` and passes. Everything it creates is removed in
+//! Drop (also on failure).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const NAME: &str = "blklab-cli-iotrack-host";
+
+/// The global tracer is one per machine: the tests that use it take turns.
+static TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn sh(cmd: &str) -> Result<String, String> {
+    let o = Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if o.status.success() {
+        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    } else {
+        Err(format!(
+            "`{cmd}`: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+fn is_root() -> bool {
+    sh("id -u").map(|u| u == "0").unwrap_or(false)
+}
+
+fn skip_reason() -> Option<String> {
+    if !is_root() {
+        return Some("not root".into());
+    }
+    for tool in ["fio", "losetup"] {
+        if sh(&format!("command -v {tool}")).is_err() {
+            return Some(format!("{tool} not installed"));
+        }
+    }
+    if !Path::new("/dev/shm").is_dir() {
+        return Some("no /dev/shm tmpfs".into());
+    }
+    if !Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists() {
+        return Some("no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio".into());
+    }
+    if let Err(e) = blklab_host::tracefs::check_environment() {
+        return Some(e.to_string());
+    }
+    None
+}
+
+struct Lab {
+    file: PathBuf,
+    loopdev: Option<String>,
+    parent: PathBuf,
+    made_parent: bool,
+    children: Vec<Child>,
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        if self.made_parent {
+            // a cgroup whose last task just exited can be busy for a moment
+            for _ in 0..50 {
+                for g in ["a", "b"] {
+                    let _ = std::fs::remove_dir(self.parent.join(g));
+                }
+                if std::fs::remove_dir(&self.parent).is_ok() || !self.parent.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        if let Some(l) = &self.loopdev {
+            let _ = sh(&format!("losetup -d {l}"));
+        }
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+impl Lab {
+    fn setup() -> Result<Lab, String> {
+        let pid = std::process::id();
+        let mut lab = Lab {
+            file: PathBuf::from(format!("/dev/shm/{NAME}-{pid}.img")),
+            loopdev: None,
+            parent: PathBuf::from(format!("/sys/fs/cgroup/blkio/{NAME}-{pid}")),
+            made_parent: false,
+            children: Vec::new(),
+        };
+        sh(&format!(
+            "dd if=/dev/urandom of={} bs=1M count=64 status=none",
+            lab.file.display()
+        ))?;
+        lab.loopdev = Some(sh(&format!(
+            "losetup -f --show --direct-io=on {}",
+            lab.file.display()
+        ))?);
+        std::fs::create_dir(&lab.parent).map_err(|e| e.to_string())?;
+        lab.made_parent = true;
+        for g in ["a", "b"] {
+            std::fs::create_dir(lab.parent.join(g)).map_err(|e| e.to_string())?;
+        }
+        Ok(lab)
+    }
+    fn dev(&self) -> String {
+        self.loopdev
+            .as_deref()
+            .unwrap()
+            .trim_start_matches("/dev/")
+            .into()
+    }
+    fn rel(&self, g: &str) -> String {
+        format!(
+            "/{}/{g}",
+            self.parent.file_name().unwrap().to_string_lossy()
+        )
+    }
+    fn spawn_fio(&mut self, g: &str, iodepth: u32, rate: u32, out: &Path) -> Result<(), String> {
+        let cmd = format!(
+            "echo $$ > {} && exec fio --name={g} --filename={} --direct=1 --rw=randread --bs=4k \
+             --ioengine=libaio --iodepth={iodepth} --rate_iops={rate} --time_based --runtime=5 \
+             --output-format=json --output={}",
+            self.parent.join(g).join("cgroup.procs").display(),
+            self.loopdev.as_ref().unwrap(),
+            out.display()
+        );
+        let c = Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        self.children.push(c);
+        Ok(())
+    }
+}
+
+fn fio_iops(path: &Path) -> f64 {
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["jobs"][0]["read"]["iops"].as_f64().unwrap()
+}
+
+#[test]
+fn top_two_intervals_match_fio_per_cgroup() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = skip_reason() {
+        eprintln!("SKIP: {r}");
+        return;
+    }
+    let mut lab = match Lab::setup() {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("SKIP: lab setup failed: {e}");
+            return;
+        }
+    };
+    let dev = lab.dev();
+    let tmp = std::env::temp_dir();
+    let outs: Vec<PathBuf> = ["a", "b"]
+        .iter()
+        .map(|g| tmp.join(format!("{NAME}-{g}-{}.json", std::process::id())))
+        .collect();
+    lab.spawn_fio("a", 4, 2000, &outs[0]).unwrap();
+    lab.spawn_fio("b", 1, 500, &outs[1]).unwrap();
+    // top in the steady middle of fio's 5 s: prime at ~1 s, report ~2 s and ~3 s
+    std::thread::sleep(Duration::from_millis(1000));
+    let top = Command::new(env!("CARGO_BIN_EXE_blklab"))
+        .args([
+            "top",
+            "--device",
+            &dev,
+            "--interval",
+            "1000",
+            "--count",
+            "2",
+        ])
+        .args(["--cgroup", &lab.rel("a"), "--cgroup", &lab.rel("b")])
+        .output()
+        .unwrap();
+    for mut c in lab.children.drain(..) {
+        assert!(c.wait().unwrap().success(), "fio failed");
+    }
+    let out = String::from_utf8_lossy(&top.stdout);
+    let err = String::from_utf8_lossy(&top.stderr);
+    assert!(top.status.success(), "blklab top: {err}");
+    eprintln!("{out}{err}");
+    let fio: Vec<f64> = outs.iter().map(|p| fio_iops(p)).collect();
+    for p in &outs {
+        let _ = std::fs::remove_file(p);
+    }
+    assert_eq!(out.matches("Time: ").count(), 2, "{out}");
+    for (k, g) in ["a", "b"].iter().enumerate() {
+        let rows: Vec<f64> = out
+            .lines()
+            .filter(|l| l.starts_with(&dev) && l.ends_with(&lab.rel(g)))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(rows.len(), 2, "{g}: {out}");
+        for r in &rows {
+            eprintln!("cgroup {g}: top {r} io/s, fio {:.1} IOPS", fio[k]);
+            assert!(
+                (r - fio[k]).abs() <= 0.05 * fio[k],
+                "cgroup {g}: top {r} io/s vs fio {} IOPS",
+                fio[k]
+            );
+        }
+    }
+    // tracefs as it was
+    let cur = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap_or_default();
+    assert_eq!(cur.trim(), "nop");
+    let en =
+        std::fs::read_to_string(format!("/sys/class/block/{dev}/trace/enable")).unwrap_or_default();
+    assert_eq!(en.trim(), "0");
+}
+
+#[test]
+fn not_root_gets_a_clear_message_and_its_own_exit_status() {
+    if !is_root() || sh("command -v setpriv").is_err() {
+        eprintln!("SKIP: needs root and setpriv to drop privileges");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_blklab");
+    if sh(&format!(
+        "setpriv --reuid=65534 --regid=65534 --clear-groups test -x {bin}"
+    ))
+    .is_err()
+    {
+        eprintln!("SKIP: {bin} is not executable by uid 65534");
+        return;
+    }
+    for args in [
+        "top --count 1".to_string(),
+        "record --device loop0 --duration 1 -o /tmp/x.blkrec".to_string(),
+    ] {
+        let o = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin])
+            .args(args.split_whitespace())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{args}: {err}");
+        assert!(err.contains("needs root"), "{args}: {err}");
+    }
+}
+
+/// Puts `current_tracer` back to what it was.
+struct TracerGuard(String);
+impl Drop for TracerGuard {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/sys/kernel/tracing/current_tracer", &self.0);
+    }
+}
+
+#[test]
+fn busy_tracer_gets_a_clear_message_and_its_own_exit_status() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(r) = skip_reason() {
+        eprintln!("SKIP: {r}");
+        return;
+    }
+    let path = "/sys/kernel/tracing/current_tracer";
+    let before = std::fs::read_to_string(path).unwrap().trim().to_string();
+    if before != "nop" {
+        eprintln!("SKIP: the tracer is in use ({before})");
+        return;
+    }
+    // another user holds the global tracer (blk, with no device enabled: no events)
+    let _g = TracerGuard(before);
+    std::fs::write(path, "blk").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_blklab"))
+        .args(["top", "--count", "1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    assert!(err.contains("tracer is in use"), "{err}");
+    // and it was left alone
+    assert_eq!(std::fs::read_to_string(path).unwrap().trim(), "blk");
+}
