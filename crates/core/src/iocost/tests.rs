@@ -10,7 +10,7 @@ use std::rc::Rc;
 
 use super::params::*;
 use super::*;
-use crate::bio::{BioFlags, Op, Origin};
+use crate::bio::{Op, Origin};
 use crate::ioprio::Ioprio;
 use crate::kerr::Errno;
 use crate::trace::{TraceSink, Tracer};
@@ -518,24 +518,17 @@ impl Sim {
     fn submit(&mut self, cg: CgId) {
         // far apart: every IO is random for the model
         self.next_sector += 1 << 20;
-        let bio = Bio {
-            dev: 0,
-            cg,
-            op: Op::Read,
-            flags: BioFlags::default(),
-            sector: self.next_sector,
-            bytes: self.bytes,
-            ioprio: Ioprio::default(),
-            origin: Origin::Kernel { tag: 0 },
-            t_submit: self.now,
-            t_queue: self.now,
-            t_issue: 0,
-            t_done: 0,
-            pending_frags: 0,
-            qos_cost: 0,
-            t_alloc: 0,
-            chain_next: crate::bio::NO_BIO,
-            qos_pos: 0,
+        let bio = {
+            let mut b = Bio::new(
+                0,
+                cg,
+                Op::Read,
+                self.next_sector,
+                self.bytes,
+                Origin::Kernel { tag: 0 },
+            );
+            (b.t_submit, b.t_queue) = (self.now, self.now);
+            b
         };
         let id = match self.bios.iter().position(|b| b.is_none()) {
             Some(i) => i,
@@ -835,24 +828,8 @@ fn no_completion_period(fix: &str) -> (i32, u64, Vec<String>) {
     let sink = Shared::default();
     let mut tr = Tracer::new(Some(Box::new(sink.clone())));
     let mut ioc = IoCost::new(&d, &tree, Hz(1000), &sw).unwrap().unwrap();
-    let mk = |sector: u64, bytes: u32| Bio {
-        dev: 0,
-        cg: 1,
-        op: Op::Read,
-        flags: BioFlags::default(),
-        sector,
-        bytes,
-        ioprio: Ioprio::default(),
-        origin: Origin::Kernel { tag: 0 },
-        t_submit: 0,
-        t_queue: 0,
-        t_issue: 0,
-        t_done: 0,
-        pending_frags: 0,
-        qos_cost: 0,
-        t_alloc: 0,
-        chain_next: crate::bio::NO_BIO,
-        qos_pos: 0,
+    let mk = |sector: u64, bytes: u32| {
+        Bio::new(0, 1, Op::Read, sector, bytes, Origin::Kernel { tag: 0 })
     };
     let mut ctx = Ctx {
         now: SEC,

@@ -2,8 +2,7 @@
 //! split fragments, the 12-bit size quirk, the blkg lifecycle, and mid-run writes.
 
 use super::*;
-use crate::bio::{BioFlags, Op, Origin};
-use crate::ioprio::Ioprio;
+use crate::bio::{Op, Origin};
 use crate::switches::Switches;
 use crate::time::Hz;
 use crate::trace::Tracer;
@@ -26,25 +25,9 @@ fn dev() -> DeviceInfo {
 }
 
 fn bio(cg: CgId, op: Op, bytes: u32, q: u64, d: u64) -> Bio {
-    Bio {
-        dev: 0,
-        cg,
-        op,
-        flags: BioFlags::default(),
-        sector: 0,
-        bytes,
-        ioprio: Ioprio::default(),
-        origin: Origin::Kernel { tag: 0 },
-        t_submit: q,
-        t_queue: q,
-        t_issue: d,
-        t_done: 0,
-        pending_frags: 0,
-        qos_cost: 0,
-        t_alloc: 0,
-        chain_next: crate::bio::NO_BIO,
-        qos_pos: 0,
-    }
+    let mut b = Bio::new(0, cg, op, 0, bytes, Origin::Kernel { tag: 0 });
+    (b.t_submit, b.t_queue, b.t_issue) = (q, q, d);
+    b
 }
 
 fn complete(it: &mut IoTrack, tree: &CgroupTree, b: &Bio, now: u64) {

@@ -3,9 +3,8 @@
 //! device completes at once, so clat = time held by the throttle.
 
 use super::*;
-use crate::bio::{Bio, BioFlags, BioId, Op, Origin};
+use crate::bio::{Bio, BioId, Op, Origin};
 use crate::ctx::Ctx;
-use crate::ioprio::Ioprio;
 use crate::kerr::Errno;
 use crate::time::{NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::trace::Tracer;
@@ -124,25 +123,7 @@ impl H {
 }
 
 fn bio(cg: CgId, op: Op, bytes: u32) -> Bio {
-    Bio {
-        dev: 0,
-        cg,
-        op,
-        flags: BioFlags::default(),
-        sector: 0,
-        bytes,
-        ioprio: Ioprio::default(),
-        origin: Origin::Kernel { tag: 0 },
-        t_submit: 0,
-        t_queue: 0,
-        t_issue: 0,
-        t_done: 0,
-        pending_frags: 0,
-        qos_cost: 0,
-        t_alloc: 0,
-        chain_next: crate::bio::NO_BIO,
-        qos_pos: 0,
-    }
+    Bio::new(0, cg, op, 0, bytes, Origin::Kernel { tag: 0 })
 }
 
 /// An iodepth=1 job: each IO is submitted `think + overhead (+ hiccup)` after
