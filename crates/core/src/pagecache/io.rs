@@ -229,6 +229,29 @@ impl PcSys {
     /// flags feed the content-activity rule (both variants see the same
     /// adds, including the bvec merges drawn here).
     #[allow(clippy::too_many_arguments)]
+    /// The pages batched so far, if any, become one read bio (its id goes to
+    /// `ids`, and `rt` counts it if content activity promoted it to RT).
+    #[allow(clippy::too_many_arguments)]
+    fn flush_read_batch(
+        &mut self,
+        bios: &mut Slab<Bio>,
+        blk_ioprio: &crate::blk_ioprio::BlkIoprio,
+        file: FileId,
+        cg: crate::cgroup::CgId,
+        task: Submitter,
+        readahead: bool,
+        ids: &mut Vec<u32>,
+        rt: &mut u64,
+    ) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let (id, r) = self.build_bio(bios, blk_ioprio, Op::Read, file, cg, task, readahead);
+        ids.push(id);
+        *rt += r as u64;
+        self.batch.clear();
+    }
+
     fn build_bio(
         &mut self,
         bios: &mut Slab<Bio>,
@@ -363,22 +386,19 @@ impl Sim {
         let mut ids = std::mem::take(&mut pc.to_submit);
         ids.clear();
         let mut rt = 0u64;
+        let task = submitter(task_prio);
         for idx in w.start..end {
             if pc.cache.is_resident(file, idx) {
-                if !pc.batch.is_empty() {
-                    let (id, r) = pc.build_bio(
-                        &mut self.bios,
-                        &self.blk_ioprio,
-                        Op::Read,
-                        file,
-                        cg,
-                        submitter(task_prio),
-                        readahead,
-                    );
-                    ids.push(id);
-                    rt += r as u64;
-                    pc.batch.clear();
-                }
+                pc.flush_read_batch(
+                    &mut self.bios,
+                    &self.blk_ioprio,
+                    file,
+                    cg,
+                    task,
+                    readahead,
+                    &mut ids,
+                    &mut rt,
+                );
                 continue;
             }
             let p = pc.cache.add_page(file, idx, false, in_fault);
@@ -387,34 +407,28 @@ impl Sim {
             }
             pc.batch.push(p);
             if pc.batch.len() >= maxb {
-                let (id, r) = pc.build_bio(
+                pc.flush_read_batch(
                     &mut self.bios,
                     &self.blk_ioprio,
-                    Op::Read,
                     file,
                     cg,
-                    submitter(task_prio),
+                    task,
                     readahead,
+                    &mut ids,
+                    &mut rt,
                 );
-                ids.push(id);
-                rt += r as u64;
-                pc.batch.clear();
             }
         }
-        if !pc.batch.is_empty() {
-            let (id, r) = pc.build_bio(
-                &mut self.bios,
-                &self.blk_ioprio,
-                Op::Read,
-                file,
-                cg,
-                submitter(task_prio),
-                readahead,
-            );
-            ids.push(id);
-            rt += r as u64;
-            pc.batch.clear();
-        }
+        pc.flush_read_batch(
+            &mut self.bios,
+            &self.blk_ioprio,
+            file,
+            cg,
+            task,
+            readahead,
+            &mut ids,
+            &mut rt,
+        );
         let st = &mut pc.jobs[j as usize].as_mut().expect("job").stats;
         st.read_bios += ids.len() as u64;
         st.read_bios_rt += rt;
