@@ -255,6 +255,16 @@ fn kb(d: &Draft) -> u32 {
 /// and trim; `a,b` is read a, write and trim b; `a,b,c` one each; an empty
 /// element keeps the default; a trailing comma stops the last value from
 /// applying to the following directions (`bs=8k,32k,` leaves trim at default).
+/// Store the directions a per-direction list gave (`bs=8k,32k`), keeping the
+/// others as they were.
+fn set_given<T, U>(dst: &mut [U; 3], given: [Option<T>; 3], conv: impl Fn(T) -> U) {
+    for (d, v) in dst.iter_mut().zip(given) {
+        if let Some(v) = v {
+            *d = conv(v);
+        }
+    }
+}
+
 fn per_dir<T: Clone>(
     val: &str,
     mut one: impl FnMut(&str) -> Result<T, String>,
@@ -568,27 +578,15 @@ fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), String> {
         }
         "bs" => {
             let r = per_dir(v, |x| bs_value(x, k))?;
-            for (i, x) in r.into_iter().enumerate() {
-                if let Some(x) = x {
-                    dr.bs[i] = x;
-                }
-            }
+            set_given(&mut dr.bs, r, |x| x);
         }
         "bsrange" => {
             let r = per_dir(v, |x| range_value(x, k))?;
-            for (i, x) in r.into_iter().enumerate() {
-                if x.is_some() {
-                    dr.range[i] = x;
-                }
-            }
+            set_given(&mut dr.range, r, Some);
         }
         "bssplit" => {
             let r = per_dir(v, |x| bssplit_dir(x, k))?;
-            for (i, x) in r.into_iter().enumerate() {
-                if x.is_some() {
-                    dr.split[i] = x;
-                }
-            }
+            set_given(&mut dr.split, r, Some);
         }
         "iodepth" => s.iodepth = int_range(v, k, 1, u32::MAX)?,
         "iodepth_batch" => dr.iodepth_batch = int_u32(v, k)?,
@@ -654,19 +652,11 @@ fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), String> {
         "group_reporting" => s.group_reporting = str_set(val)?,
         "rate" => {
             let r = per_dir(v, |x| parse_bytes(x, k))?;
-            for (i, x) in r.into_iter().enumerate() {
-                if let Some(x) = x {
-                    s.rate_bps[i] = x;
-                }
-            }
+            set_given(&mut s.rate_bps, r, |x| x);
         }
         "rate_iops" => {
             let r = per_dir(v, |x| int_u32(x, k))?;
-            for (i, x) in r.into_iter().enumerate() {
-                if let Some(x) = x {
-                    s.rate_iops[i] = x as u64;
-                }
-            }
+            set_given(&mut s.rate_iops, r, |x| x as u64);
         }
         "rate_process" => {
             let (c, p) = choice(v, &["linear", "poisson"])?;
