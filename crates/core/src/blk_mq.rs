@@ -75,12 +75,7 @@ impl Sim {
     pub(crate) fn rearm_throttle(&mut self, dev: DevId) {
         let st = &mut self.devs[dev as usize].st;
         let want = st.throttle.next_timer().map(|t| t.max(self.now));
-        if want != st.throttle_armed.0 {
-            st.throttle_armed.0 = want;
-            if let Some(t) = want {
-                self.q.push(t, Ev::Throttle(dev));
-            }
-        }
+        st.throttle_armed.set(&mut self.q, want, Ev::Throttle(dev));
     }
 
     /// `submit_bio_noacct_nocheck`: the Q point (blktrace Q, iotrack's bi_issue).
@@ -331,13 +326,9 @@ impl Sim {
             self.reqs.get_mut(rid).done_time = done;
             self.q.push(done, Ev::Complete(dev, rid));
         }
-        let next = self.devs[dev as usize].st.elv.next_run();
         let st = &mut self.devs[dev as usize].st;
-        if let Some(t) = next {
-            if st.elv_armed.0 != Some(t) {
-                st.elv_armed.0 = Some(t);
-                self.q.push(t, Ev::Elevator(dev));
-            }
+        if let Some(t) = st.elv.next_run() {
+            st.elv_armed.set(&mut self.q, Some(t), Ev::Elevator(dev));
         }
     }
 
@@ -437,11 +428,6 @@ impl Sim {
     fn rearm_qos_member(&mut self, dev: DevId, i: usize) {
         let st = &mut self.devs[dev as usize].st;
         let want = st.qos[i].next_timer().map(|t| t.max(self.now));
-        if want != st.qos_armed[i].0 {
-            st.qos_armed[i].0 = want;
-            if let Some(t) = want {
-                self.q.push(t, Ev::Qos(dev, i as u8));
-            }
-        }
+        st.qos_armed[i].set(&mut self.q, want, Ev::Qos(dev, i as u8));
     }
 }

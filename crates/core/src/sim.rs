@@ -128,6 +128,20 @@ pub enum SetupError {
 #[derive(Default, Clone, Copy, Debug)]
 pub(crate) struct Armed(pub Option<Ns>);
 
+impl Armed {
+    /// Ask for `ev` at `want` unless exactly that is already asked for. A
+    /// changed or cancelled request leaves the old event queued; it is ignored
+    /// when it fires because it no longer matches.
+    pub(crate) fn set(&mut self, q: &mut EventQueue, want: Option<Ns>, ev: Ev) {
+        if want != self.0 {
+            self.0 = want;
+            if let Some(t) = want {
+                q.push(t, ev);
+            }
+        }
+    }
+}
+
 /// The per-device part of the block layer (request_queue + hctx + disk):
 /// its static description and its state, kept apart so a controller can read
 /// the one while the block layer changes the other.
