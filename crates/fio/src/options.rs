@@ -116,6 +116,46 @@ impl Engine {
     }
 }
 
+/// `fadvise_hint=`: the advice fio gives the kernel for each file it opens
+/// (`td_io_open_file` calls `posix_fadvise` over the job's range for block
+/// devices and regular files).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    /// `0`: no advice.
+    None,
+    /// `1` (fio's default): POSIX_FADV_RANDOM for random jobs,
+    /// POSIX_FADV_SEQUENTIAL otherwise.
+    Type,
+    Random,
+    Sequential,
+    /// POSIX_FADV_NOREUSE.
+    Noreuse,
+}
+
+/// The `posix_fadvise` advice a job's file receives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fadvice {
+    Normal,
+    Random,
+    Sequential,
+    Noreuse,
+}
+
+impl FadviseHint {
+    /// The advice `td_io_open_file` passes for a job whose pattern is (or is
+    /// not) random; `None` when fio makes no call.
+    pub fn advice(self, random: bool) -> Option<Fadvice> {
+        match self {
+            FadviseHint::None => None,
+            FadviseHint::Type if random => Some(Fadvice::Random),
+            FadviseHint::Type => Some(Fadvice::Sequential),
+            FadviseHint::Random => Some(Fadvice::Random),
+            FadviseHint::Sequential => Some(Fadvice::Sequential),
+            FadviseHint::Noreuse => Some(Fadvice::Noreuse),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateProcess {
     Linear,
@@ -181,6 +221,7 @@ pub struct JobSpec {
     pub thinktime_blocks: u32,
     pub thinktime_blocks_type: ThinkBlocksType,
     pub norandommap: bool,
+    pub fadvise_hint: FadviseHint,
     pub unified_rw_reporting: UnifiedRw,
     /// `prio` (level 0..7) and `prioclass` (1 RT, 2 BE, 3 IDLE).
     pub prio: Option<u8>,
@@ -264,6 +305,7 @@ impl JobSpec {
             thinktime_blocks: 1,
             thinktime_blocks_type: ThinkBlocksType::Complete,
             norandommap: false,
+            fadvise_hint: FadviseHint::Type,
             unified_rw_reporting: UnifiedRw::None,
             prio: None,
             prioclass: None,

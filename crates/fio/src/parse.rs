@@ -19,7 +19,9 @@
 //! in force (`global_options`).
 
 use crate::error::FioError;
-use crate::options::{BsSpec, Engine, JobSpec, RateProcess, RwPattern, ThinkBlocksType, UnifiedRw};
+use crate::options::{
+    BsSpec, Engine, FadviseHint, JobSpec, RateProcess, RwPattern, ThinkBlocksType, UnifiedRw,
+};
 use crate::value::{parse_bytes, parse_plain_int, parse_size, parse_time_us, IntVal};
 
 /// How an option takes its value (fio's `FIO_OPT_STR_SET` vs everything else).
@@ -104,6 +106,7 @@ static OPTIONS: &[Def] = &[
     d("thinktime_blocks", "", V),
     d("thinktime_blocks_type", "", V),
     d("norandommap", "", S),
+    d("fadvise_hint", "", V),
     d("randrepeat", "", V),
     d("unified_rw_reporting", "", V),
     d("prio", "", V),
@@ -128,7 +131,6 @@ static OPTIONS: &[Def] = &[
     d("thread", "", S),
     // Accepted, no effect on the simulation (the front-end warns).
     ign("invalidate", V),
-    ign("fadvise_hint", V),
     ign("randseed", V),
     ign("random_generator", V),
     ign("allrandrepeat", V),
@@ -690,6 +692,17 @@ fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), String> {
             };
         }
         "norandommap" => s.norandommap = str_set(val)?,
+        "fadvise_hint" => {
+            let (c, p) = choice(v, &["0", "1", "random", "sequential", "noreuse"])?;
+            no_postfix(p)?;
+            s.fadvise_hint = match c {
+                "0" => FadviseHint::None,
+                "1" => FadviseHint::Type,
+                "random" => FadviseHint::Random,
+                "sequential" => FadviseHint::Sequential,
+                _ => FadviseHint::Noreuse,
+            };
+        }
         "randrepeat" => {
             // Accepted: a blklab run is always repeatable from its seed.
             boolean(v)?;

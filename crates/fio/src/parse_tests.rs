@@ -366,8 +366,8 @@ fn rw_mix_depth_and_misc() {
 
 #[test]
 fn ignored_options_are_recorded() {
-    let j = one("[j]\ninvalidate=1\nfadvise_hint=0\nexitall\n");
-    assert_eq!(j.ignored, vec!["invalidate=1", "fadvise_hint=0", "exitall"]);
+    let j = one("[j]\ninvalidate=1\nrandseed=3\nexitall\n");
+    assert_eq!(j.ignored, vec!["invalidate=1", "randseed=3", "exitall"]);
     let v = cmd("--eta=never --name=a").unwrap();
     assert_eq!(v[0].ignored, vec!["eta=never"]);
     // time_based without a runtime: fio warns and drops it
@@ -569,4 +569,35 @@ fn shell_splitting() {
     assert_eq!(split_cmdline("''").unwrap(), vec![""]);
     assert!(split_cmdline("'open").is_err());
     assert!(split_cmdline("\"open").is_err());
+}
+
+/// fio's `fadvise_hint` values, its default, and the advice each gives a
+/// random or sequential job (`td_io_open_file`).
+#[test]
+fn fadvise_hint_values_and_advice() {
+    use crate::options::{Fadvice, FadviseHint};
+    let j = one("[j]\nrw=randread\n");
+    assert_eq!(j.fadvise_hint, FadviseHint::Type);
+    assert_eq!(j.fadvise_hint.advice(true), Some(Fadvice::Random));
+    assert_eq!(j.fadvise_hint.advice(false), Some(Fadvice::Sequential));
+    for (v, h) in [
+        ("0", FadviseHint::None),
+        ("1", FadviseHint::Type),
+        ("random", FadviseHint::Random),
+        ("sequential", FadviseHint::Sequential),
+        ("noreuse", FadviseHint::Noreuse),
+    ] {
+        let j = one(&format!("[j]\nfadvise_hint={v}\n"));
+        assert_eq!(j.fadvise_hint, h, "{v}");
+        assert!(j.ignored.is_empty());
+    }
+    assert_eq!(FadviseHint::None.advice(true), None);
+    assert_eq!(
+        FadviseHint::Sequential.advice(true),
+        Some(Fadvice::Sequential)
+    );
+    let e = cmd("--name=a --fadvise_hint=sometimes")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("fadvise_hint") && e.contains("random"), "{e}");
 }
