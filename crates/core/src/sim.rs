@@ -334,11 +334,17 @@ impl Sim {
                 msg,
             })?;
             let caps: Vec<u64> = sim.devs.iter().map(|d| d.info.capacity_bytes).collect();
+            // bdi->io_pages: the queue's max_sectors in pages (disk_update_readahead).
+            let io_pages: Vec<u64> = sim
+                .devs
+                .iter()
+                .map(|d| d.info.max_bytes() as u64 / crate::pagecache::PAGE_SIZE)
+                .collect();
             sim.pc = Some(Box::new(crate::pagecache::io::PcSys::new(
                 cfg.pagecache.clone(),
                 &cfg.jobs,
                 &caps,
-                sim.devs.len(),
+                &io_pages,
                 cfg.seed,
                 crate::content_activity::Mode::from_switches(&sim.switches),
             )));

@@ -32,6 +32,7 @@ use crate::rng::Rng;
 use crate::sim::{JobConfig, Sim};
 use crate::slab::Slab;
 use crate::time::Ns;
+use blklab_fio::options::Fadvice;
 
 /// CPU time the flusher spends between two bios (building the next one).
 pub const FLUSHER_BIO_NS: Ns = 2_000;
@@ -90,6 +91,14 @@ struct PcJob {
     cg: crate::cgroup::CgId,
     mmap: bool,
     ra: RaState,
+    /// The fd's FMODE_RANDOM (POSIX_FADV_RANDOM): a miss reads just the
+    /// request (`force_page_cache_ra`), never an on-demand window.
+    fmode_random: bool,
+    /// The fd's `f_ra.ra_pages`: the device's, doubled by
+    /// POSIX_FADV_SEQUENTIAL.
+    ra_pages: u64,
+    /// The device's `bdi->io_pages` (max_sectors in pages).
+    io_pages: u64,
     io_u: u32,
     ddir: u8,
     /// Memory user: the next page of the io_u's range and its last page.
@@ -140,7 +149,7 @@ impl PcSys {
         params: PageCacheParams,
         jobs: &[JobConfig],
         capacities: &[u64],
-        nr_devs: usize,
+        io_pages: &[u64],
         seed: u64,
         mode: Mode,
     ) -> PcSys {
@@ -171,12 +180,29 @@ impl PcSys {
                     nr_dirty: 0,
                 })
             });
+            let mmap = s.ioengine == blklab_fio::options::Engine::Mmap;
+            // generic_fadvise on the job's own fd (fio's td_io_open_file).
+            // The mmap engine's madvise is not modelled: memory users stand
+            // for programs that map without advice (docs/fidelity/pagecache.md).
+            let advice = if mmap {
+                None
+            } else {
+                s.fadvise_hint.advice(s.rw.is_random())
+            };
+            let dev_ra = cache.params.ra_pages();
             pjobs.push(Some(PcJob {
                 file,
                 dev: jc.dev,
                 cg: jc.cgroup,
-                mmap: s.ioengine == blklab_fio::options::Engine::Mmap,
+                mmap,
                 ra: RaState::default(),
+                fmode_random: advice == Some(Fadvice::Random),
+                ra_pages: if advice == Some(Fadvice::Sequential) {
+                    2 * dev_ra
+                } else {
+                    dev_ra
+                },
+                io_pages: io_pages[jc.dev as usize],
                 io_u: 0,
                 ddir: 0,
                 cursor: (0, 0),
@@ -186,7 +212,7 @@ impl PcSys {
             }));
         }
         let interval = cache.params.writeback_interval_ns();
-        let flushers = (0..nr_devs)
+        let flushers = (0..capacities.len())
             .map(|d| Flusher {
                 dev: d as DevId,
                 next_periodic: interval,
@@ -464,7 +490,6 @@ impl Sim {
         let mut wait = false;
         let mut cpu = 0;
         let pc = self.pc();
-        let max = pc.cache.params.ra_pages();
         let copy = pc.cache.params.page_copy_ns;
         let pj = pc.jobs[j as usize].as_ref().expect("job");
         let file = pj.file;
@@ -479,13 +504,15 @@ impl Sim {
                     if pc.cache.page(p).has(pf::READAHEAD) {
                         pc.cache.page_mut(p).flags &= !pf::READAHEAD;
                         let pj = pc.jobs[j as usize].as_mut().expect("job");
+                        // page_cache_async_ra: the fd's window, FMODE_RANDOM
+                        // or not (another reader may have set the mark).
                         let w = readahead::ondemand(
                             &mut pj.ra,
                             &pc.cache,
                             file,
                             idx,
                             last - idx + 1,
-                            max,
+                            pj.ra_pages,
                             true,
                         );
                         if w.nr > 0 {
@@ -518,15 +545,13 @@ impl Sim {
                 }
                 super::Lookup::Miss => {
                     let pj = pc.jobs[j as usize].as_mut().expect("job");
-                    let w = readahead::ondemand(
-                        &mut pj.ra,
-                        &pc.cache,
-                        file,
-                        idx,
-                        last - idx + 1,
-                        max,
-                        false,
-                    );
+                    let fd = readahead::FdRa {
+                        random: pj.fmode_random,
+                        ra_pages: pj.ra_pages,
+                        io_pages: pj.io_pages,
+                    };
+                    let w =
+                        readahead::sync_ra(&mut pj.ra, &pc.cache, file, idx, last - idx + 1, fd);
                     pj.stats.read_miss_pages += 1;
                     self.pc_read_missing(j, idx, w);
                     let pc = self.pc();

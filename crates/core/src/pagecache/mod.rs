@@ -54,7 +54,17 @@ pub mod pf {
     pub const MAPPED: u16 = 1 << 7;
     /// The PTE's accessed bit (cleared by `folio_referenced`).
     pub const YOUNG: u16 = 1 << 8;
+    /// lru-gen's LRU_REFS field (LRU_REFS_WIDTH = 2 bits): accesses through a
+    /// file descriptor beyond the two that PG_referenced and PG_workingset
+    /// record.
+    pub const LRU_REFS_SHIFT: u32 = 9;
+    pub const LRU_REFS_MASK: u16 = 3 << LRU_REFS_SHIFT;
 }
+
+/// `BIT(LRU_REFS_WIDTH) - 1`: since "mm/mglru: fix underprotected page
+/// cache" (v6.7, in 6.6.8 and 6.1.69), a refault whose shadow carries at
+/// least this many references gets PG_workingset back.
+pub const LRU_REFS_RESTORE: u8 = 3;
 
 /// Scenario parameters (`[pagecache]`), with Linux's defaults where Linux has one.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -222,14 +232,26 @@ impl Page {
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
     }
+
+    /// `folio_lru_refs`: the LRU_REFS counter plus PG_workingset, i.e. the
+    /// accesses through a file descriptor beyond the first (0..=4).
+    pub fn lru_refs(&self) -> u8 {
+        ((self.flags & pf::LRU_REFS_MASK) >> pf::LRU_REFS_SHIFT) as u8
+            + self.has(pf::WORKINGSET) as u8
+    }
 }
 
 /// What the cache holds at a file index: a page or a shadow entry left by
-/// eviction (`workingset_eviction`: the eviction clock and PG_workingset).
+/// eviction (`workingset_eviction` / `lru_gen_eviction`: the eviction clock,
+/// PG_workingset and, for lru-gen, `folio_lru_refs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Slot {
     Page(PageId),
-    Shadow { eviction: u64, workingset: bool },
+    Shadow {
+        eviction: u64,
+        workingset: bool,
+        refs: u8,
+    },
 }
 
 /// What a lookup found.
@@ -395,6 +417,7 @@ impl PageCache {
             Some(Slot::Shadow {
                 eviction,
                 workingset,
+                ..
             }) => Some((*eviction, *workingset)),
             _ => None,
         }
@@ -431,7 +454,10 @@ impl PageCache {
 
     /// `folio_mark_accessed` for an access through a file descriptor: the
     /// first access sets PG_referenced, the second activates the page
-    /// (`workingset_activation` ages the clock).
+    /// (`workingset_activation` ages the clock). With lru-gen it is
+    /// `folio_inc_refs` (6.6): 1st access PG_referenced, 2nd PG_workingset,
+    /// later ones count in LRU_REFS up to its maximum; the model activates
+    /// at the 2nd access, standing in for the protection MGLRU's tiers give.
     pub fn mark_accessed(&mut self, p: PageId) {
         let lru_gen = self.params.lru == LruKind::LruGen;
         let pg = &mut self.pages[p as usize];
@@ -440,8 +466,19 @@ impl PageCache {
             return;
         }
         if lru_gen {
-            // folio_inc_refs (6.6): the second access sets PG_workingset.
+            if pg.has(pf::WORKINGSET) {
+                if pg.flags & pf::LRU_REFS_MASK != pf::LRU_REFS_MASK {
+                    pg.flags += 1 << pf::LRU_REFS_SHIFT;
+                }
+                return;
+            }
             pg.flags |= pf::WORKINGSET;
+            if pg.lru == Lru::Inactive {
+                self.move_to(p, Lru::Active, false);
+                self.stats.pgactivate += 1;
+                self.age(1);
+            }
+            return;
         }
         if pg.lru == Lru::Inactive {
             pg.flags &= !pf::REFERENCED;
@@ -562,6 +599,7 @@ impl PageCache {
             Slot::Shadow {
                 eviction,
                 workingset: pg.has(pf::WORKINGSET),
+                refs: pg.lru_refs(),
             },
         );
         self.shadow_fifo.push_back((k, eviction));
@@ -604,7 +642,8 @@ impl PageCache {
             Some(Slot::Shadow {
                 eviction,
                 workingset,
-            }) => Some((*eviction, *workingset)),
+                refs,
+            }) => Some((*eviction, *workingset, *refs)),
             Some(Slot::Page(_)) => panic!("add_page: index already resident"),
             None => None,
         };
@@ -628,7 +667,7 @@ impl PageCache {
         };
         self.map.insert(k, Slot::Page(p));
         let mut to = Lru::Inactive;
-        if let Some((eviction, workingset)) = shadow {
+        if let Some((eviction, workingset, refs)) = shadow {
             self.stats.workingset_refault += 1;
             let clock = match self.params.lru {
                 LruKind::Classic => self.nonresident_age,
@@ -652,11 +691,15 @@ impl PageCache {
                 LruKind::LruGen => {
                     // lru_gen_refault: recent if the shadow's generation is
                     // still held (here: evicted within `capacity` evictions,
-                    // which the shadow FIFO already guarantees).
+                    // which the shadow FIFO already guarantees). A refault in
+                    // a page fault, or of a folio used through a file
+                    // descriptor at least four times (refs >= 3), gets
+                    // PG_workingset and a saturated LRU_REFS.
+                    let _ = workingset;
                     if distance <= self.capacity() {
                         self.stats.workingset_activate += 1;
-                        if in_fault || workingset {
-                            self.pages[p as usize].flags |= pf::WORKINGSET;
+                        if in_fault || refs >= LRU_REFS_RESTORE {
+                            self.pages[p as usize].flags |= pf::WORKINGSET | pf::LRU_REFS_MASK;
                             self.stats.workingset_restore += 1;
                         }
                     }

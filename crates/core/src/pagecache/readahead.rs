@@ -96,11 +96,11 @@ pub fn ondemand(
 ) -> RaWindow {
     let req = req.max(1);
     if max == 0 {
-        // readahead disabled: read what was asked (force_page_cache_ra is
-        // not modelled).
+        // page_cache_async_ra does nothing without a window; the sync path
+        // never gets here (`sync_ra` forces one page instead).
         return RaWindow {
             start: index,
-            nr: req,
+            nr: 0,
             lookahead: 0,
         };
     }
@@ -176,6 +176,52 @@ pub fn ondemand(
     RaWindow {
         start: index,
         nr: req,
+        lookahead: 0,
+    }
+}
+
+/// The readahead state of one open file description that `sync_ra` needs
+/// besides `file_ra_state`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdRa {
+    /// FMODE_RANDOM (POSIX_FADV_RANDOM).
+    pub random: bool,
+    /// `f_ra.ra_pages` (POSIX_FADV_SEQUENTIAL doubles the device's).
+    pub ra_pages: u64,
+    /// `bdi->io_pages`: the device's max_sectors in pages.
+    pub io_pages: u64,
+}
+
+/// `page_cache_sync_ra` for a miss of `req` pages at `index` in a read
+/// through a file descriptor: with readahead off only the missing page is
+/// read; FMODE_RANDOM reads the request as is (`force_page_cache_ra`, at
+/// most max(io_pages, ra_pages) pages); otherwise the on-demand window.
+pub fn sync_ra(
+    ra: &mut RaState,
+    pc: &PageCache,
+    file: FileId,
+    index: u64,
+    req: u64,
+    fd: FdRa,
+) -> RaWindow {
+    if fd.ra_pages == 0 {
+        return force(index, 1, fd);
+    }
+    if fd.random {
+        return force(index, req, fd);
+    }
+    ondemand(ra, pc, file, index, req, fd.ra_pages, false)
+}
+
+/// `force_page_cache_ra`: `req` pages from `index`, capped at the larger of
+/// the device's optimal I/O (`io_pages`) and the readahead window; no
+/// PG_readahead mark, and `file_ra_state` untouched. (The kernel walks the
+/// range in 2 MiB chunks; bios stop at `max_bio_pages` = 1 MiB anyway, so the
+/// chunking does not change what reaches the block layer.)
+pub fn force(index: u64, req: u64, fd: FdRa) -> RaWindow {
+    RaWindow {
+        start: index,
+        nr: req.max(1).min(fd.io_pages.max(fd.ra_pages).max(1)),
         lookahead: 0,
     }
 }

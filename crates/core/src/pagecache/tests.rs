@@ -369,3 +369,128 @@ fn writeback_waits_for_expiry_then_periodic_wakeup() {
     assert_eq!(pc.stats.pgpgout_pages, 256);
 }
 use crate::sim::Sim;
+
+/// lru-gen `folio_inc_refs` (6.6): 1st access PG_referenced, 2nd
+/// PG_workingset, then LRU_REFS counts up to 3 and stays there;
+/// `folio_lru_refs` is that counter plus PG_workingset.
+#[test]
+fn lru_gen_inc_refs_counts_and_saturates() {
+    let (mut pc, f) = cache(64, LruKind::LruGen);
+    let p = pc.add_page(f, 0, true, false);
+    let mut seen = vec![];
+    for _ in 0..7 {
+        pc.mark_accessed(p);
+        seen.push((pc.page(p).has(pf::REFERENCED), pc.page(p).lru_refs()));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            (true, 0),
+            (true, 1),
+            (true, 2),
+            (true, 3),
+            (true, 4),
+            (true, 4),
+            (true, 4)
+        ]
+    );
+}
+
+/// `lru_gen_refault` after "mm/mglru: fix underprotected page cache" (6.6.8):
+/// a recent refault through read() gets PG_workingset (and a saturated
+/// LRU_REFS) only if the folio had been used at least four times
+/// (folio_lru_refs >= 3); twice or three times is not enough. A restored
+/// page is restored again after its next eviction.
+#[test]
+fn lru_gen_refault_restores_after_four_accesses() {
+    let (mut pc, f) = cache(4, LruKind::LruGen);
+    // pages 0..4 used 2, 3, 4 and 5 times through read()
+    for (i, uses) in [(0u64, 2), (1, 3), (2, 4), (3, 5)] {
+        let p = pc.add_page(f, i, true, false);
+        for _ in 0..uses {
+            pc.mark_accessed(p);
+        }
+    }
+    // stream enough once-used pages to push all of them out
+    for i in 100..106 {
+        pc.add_page(f, i, true, false);
+    }
+    for i in 0..4 {
+        assert!(!pc.is_resident(f, i), "page {i} evicted");
+    }
+    let ws: Vec<bool> = (0..4)
+        .map(|i| {
+            let p = pc.add_page(f, i, false, false);
+            pc.page_mut(p).flags |= pf::UPTODATE; // the read completed
+            pc.page(p).has(pf::WORKINGSET)
+        })
+        .collect();
+    assert_eq!(ws, vec![false, false, true, true]);
+    let p = pc.page_at(f, 2).unwrap();
+    assert_eq!(pc.page(p).lru_refs(), 4, "restore saturates LRU_REFS");
+    // evicted again without a new access: still restored on refault
+    for i in 200..206 {
+        pc.add_page(f, i, true, false);
+    }
+    assert!(!pc.is_resident(f, 2));
+    let p = pc.add_page(f, 2, false, false);
+    assert!(pc.page(p).has(pf::WORKINGSET));
+}
+
+/// `page_cache_sync_ra`: FMODE_RANDOM (fio's POSIX_FADV_RANDOM) reads just
+/// the request, capped at max(io_pages, ra_pages), and leaves the readahead
+/// state alone even right after cached pages (no context readahead); with
+/// readahead off only the missing page is read; otherwise the on-demand
+/// window.
+#[test]
+fn sync_ra_forced_for_random_fds() {
+    use readahead::{sync_ra, FdRa};
+    let (mut pc, f) = cache(1024, LruKind::Classic);
+    for i in 0..64 {
+        pc.add_page(f, i, true, false);
+    }
+    let random = FdRa {
+        random: true,
+        ra_pages: 32,
+        io_pages: 128,
+    };
+    let mut ra = RaState::default();
+    let w = sync_ra(&mut ra, &pc, f, 64, 1, random);
+    assert_eq!(
+        w,
+        RaWindow {
+            start: 64,
+            nr: 1,
+            lookahead: 0
+        }
+    );
+    assert_eq!(ra, RaState::default());
+    let w = sync_ra(&mut ra, &pc, f, 500, 300, random);
+    assert_eq!(w.nr, 128, "capped at io_pages");
+    let w = sync_ra(
+        &mut ra,
+        &pc,
+        f,
+        500,
+        300,
+        FdRa {
+            io_pages: 16,
+            ..random
+        },
+    );
+    assert_eq!(w.nr, 32, "or at ra_pages when larger");
+    let off = FdRa {
+        random: false,
+        ra_pages: 0,
+        io_pages: 128,
+    };
+    assert_eq!(sync_ra(&mut ra, &pc, f, 64, 8, off).nr, 1);
+    // the same miss without FMODE_RANDOM: context readahead from history
+    let normal = FdRa {
+        random: false,
+        ..random
+    };
+    let w = sync_ra(&mut ra, &pc, f, 64, 1, normal);
+    assert_eq!(w.start, 64);
+    assert!(w.nr > 1, "context readahead: {w:?}");
+}
