@@ -72,35 +72,64 @@ fn case1_fault_wait_improves_with_both_variants() {
     }
 }
 
-/// Case 2: 8 buffered 4k random readers. The seed reports +23 % throughput;
-/// the model finds no mechanism for a gain in a read-only workload: few
-/// random-read refaults carry PG_workingset (pages read once before being
-/// evicted), the promoted ones only reorder reads, and mq-deadline's strict
-/// priority (a BE request waits while an RT one is in flight) idles part of
-/// the device. The test pins that finding: some bios promoted, throughput
-/// change within [-10 %, +2 %].
+/// Case 2: the seed's 8 buffered 4k random readers over one 2000M region
+/// (1 GiB of page cache). The seed reports +23 % throughput with the patch;
+/// the faithful model gives a loss, and these tests pin the mechanism that
+/// decides the sign:
+/// * refaults of blocks already read by four or more jobs carry
+///   PG_workingset (6.6 MGLRU) and become RT: a sizeable minority of bios;
+/// * under mq-deadline a BE request is not dispatched while any RT request
+///   is queued *or in flight* (`dd_queued` counts the device), so the device
+///   runs below its depth and throughput falls;
+/// * under `none` (like BFQ and Kyber, blind to the bio priority here) the
+///   same promotions change nothing, to the byte.
+/// Whole runs (every job reads its 2000M once): promotion builds up as
+/// blocks gather readers, so a cut run would see little of it.
+/// Returns fio's group bandwidth (io over the longest job's run time, the
+/// seed's `READ: bw=` figure) in KiB/s, and the page-cache counters.
+fn case2_bw(mode: &str, scheduler: &str) -> (u64, PcJobStats) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/ioprio-case2-randread.toml");
+    let sc = Scenario::load(&p).expect("example loads");
+    let mut cfg = sc.config.clone();
+    cfg.switches
+        .set("ioprio.content_activity", mode)
+        .expect("switch");
+    for d in &mut cfg.devices {
+        d.scheduler = scheduler.to_string();
+    }
+    let r = runner::run(&sc, &cfg, None).expect("runs").result;
+    let bytes: u64 = r.jobs.iter().map(|j| j.stats.dirs[0].io_bytes).sum();
+    let run_ms = r.jobs.iter().map(|j| j.stats.job_runtime_ms).max().unwrap();
+    assert_eq!(bytes, 8 * 2000 << 20, "every job read its region once");
+    (bytes / 1024 * 1000 / run_ms, sum(&r, "mytest"))
+}
+
 #[test]
-fn case2_randread_throughput_change_is_small() {
-    let bytes = |r: &blklab_core::RunResult| -> u64 {
-        r.jobs.iter().map(|j| j.stats.dirs[0].io_bytes).sum()
-    };
-    let off = run("ioprio-case2-randread.toml", "off", 6);
-    let o = sum(&off, "mytest");
+fn case2_promotion_costs_throughput_under_mq_deadline() {
+    let (b0, o) = case2_bw("off", "mq-deadline");
     assert_eq!(o.read_bios_rt, 0);
-    assert!(o.read_miss_pages > 1000 && o.read_hit_pages > 1000, "{o:?}");
-    let b0 = bytes(&off);
+    assert!(
+        o.read_miss_pages > 100_000 && o.read_hit_pages > 100_000,
+        "{o:?}"
+    );
     for mode in ["iter-bio", "add-page"] {
-        let r = run("ioprio-case2-randread.toml", mode, 6);
-        let s = sum(&r, "mytest");
-        assert!(s.read_bios_rt > 0, "{mode}: some refaults promoted: {s:?}");
+        let (b1, s) = case2_bw(mode, "mq-deadline");
+        let pct = s.read_bios_rt * 100 / s.read_bios;
         assert!(
-            s.read_bios_rt * 10 < s.read_bios,
-            "{mode}: a minority: {s:?}"
+            (5..=50).contains(&pct),
+            "{mode}: {pct} % of read bios promoted: {s:?}"
         );
-        let b1 = bytes(&r);
         assert!(
-            b1 * 100 >= b0 * 90 && b1 * 100 <= b0 * 102,
-            "{mode}: throughput {b0} -> {b1} bytes"
+            b1 * 100 <= b0 * 97 && b1 * 100 >= b0 * 80,
+            "{mode}: bandwidth {b0} -> {b1} KiB/s, expected -3 % .. -20 %"
         );
     }
+}
+
+#[test]
+fn case2_promotion_changes_nothing_without_a_priority_scheduler() {
+    let (b0, _) = case2_bw("off", "none");
+    let (b1, s) = case2_bw("iter-bio", "none");
+    assert!(s.read_bios_rt * 20 > s.read_bios, "promoted: {s:?}");
+    assert_eq!(b0, b1, "none ignores the priority: same bandwidth");
 }
