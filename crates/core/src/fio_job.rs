@@ -93,6 +93,9 @@ pub(crate) struct Job {
     seq_pos: [u64; 2],
     seq_left: u32,
     min_bs: [u32; 2],
+    /// fio's random map of the region (`f->io_axmap`), built at the first
+    /// random offset; None with `norandommap` or no random I/O.
+    map: Option<RandomMap>,
     // rwmix
     rwmix_ddir: u8,
     rwmix_issues: u64,
@@ -122,6 +125,9 @@ pub(crate) struct Job {
     pub stats: JobStats,
     /// A recorded stream replacing the fio options' I/O choice (replay.rs).
     pub(crate) replay: Option<crate::replay::Replay>,
+    /// Every (offset, bytes) the job chose, in issue order (tests only).
+    #[cfg(test)]
+    pub(crate) issued: Vec<(u64, u32)>,
 }
 
 impl Job {
@@ -225,6 +231,7 @@ impl Job {
             seq_pos: [s.offset; 2],
             seq_left: 0,
             min_bs,
+            map: None,
             rwmix_ddir: 0,
             rwmix_issues: 0,
             io_issues: [0; 2],
@@ -249,6 +256,8 @@ impl Job {
             stats,
             cfg,
             replay: None,
+            #[cfg(test)]
+            issued: Vec::new(),
         })
     }
 
@@ -362,11 +371,14 @@ impl Job {
         }
     }
 
-    /// Offset of the next I/O (random: uniform, aligned to the minimum block size;
-    /// fio's random map, which avoids repeats, is not modelled: see fidelity.md).
-    fn next_offset(&mut self, d: usize, bytes: u32) -> u64 {
+    /// The next I/O's length and offset (fio's `get_next_offset`, then
+    /// `get_next_buflen`). Random offsets go through fio's random map unless
+    /// `norandommap` is set; then they are uniform over the region with
+    /// replacement, aligned to the minimum block size. None when the random
+    /// map has no block left for a job that is not time based: fio's
+    /// `get_io_u` fails and the job's loop ends.
+    fn next_io(&mut self, d: usize) -> Option<(u32, u64)> {
         let s = &self.cfg.spec;
-        let align = self.min_bs[d] as u64;
         let random = s.rw.is_random() && {
             if s.rw_seq_nr > 1 {
                 if self.seq_left == 0 {
@@ -380,6 +392,11 @@ impl Job {
                 true
             }
         };
+        if random && !s.norandommap {
+            return self.next_mapped_io(d);
+        }
+        let bytes = self.next_buflen(d);
+        let align = self.min_bs[d] as u64;
         let end = self.region_start + self.region_len;
         let off = if random {
             let blocks = (self.region_len - bytes as u64) / align + 1;
@@ -392,7 +409,406 @@ impl Job {
             p
         };
         self.seq_pos[d] = off + bytes as u64;
-        off
+        Some((bytes, off))
+    }
+
+    /// fio's `rw_min_bs`: the map's block is the smallest minimum block size
+    /// of any direction, whatever directions the job uses.
+    fn rw_min_bs(&self) -> u64 {
+        self.cfg
+            .spec
+            .bs
+            .iter()
+            .map(|b| b.min())
+            .min()
+            .unwrap_or(512) as u64
+    }
+
+    /// A random I/O under fio's random map. The block comes from
+    /// `get_next_rand_block` / `__get_next_rand_offset` (a uniform draw over
+    /// `last_block`, moved to `axmap_next_free` when already done this pass),
+    /// the length from `get_next_buflen` (which must fit before the region's
+    /// end), and `mark_random_map` marks the blocks and may shorten the I/O to
+    /// what it could mark. Block numbers count this direction's minimum block
+    /// size, as fio's do, while the map is sized in `rw_min_bs` blocks: when
+    /// the two differ (per-direction `bs`), a direction can be handed a block
+    /// whose I/O would start past the region's end. fio then fails the io_u
+    /// and ends the job's loop (a time-based job starts a new loop with a
+    /// fresh map); this model treats it as the end of the pass without that
+    /// loop's drain.
+    fn next_mapped_io(&mut self, d: usize) -> Option<(u32, u64)> {
+        let align = self.min_bs[d] as u64;
+        // last_block(): the blocks a minimum-size I/O can start at
+        let lastb = self.region_len / align;
+        if self.map.is_none() {
+            self.map = Some(RandomMap::new(self.region_len / self.rw_min_bs()));
+        }
+        let mut was_reset = false;
+        let b = loop {
+            let drawn = self.rng.below(lastb);
+            let map = self.map.as_mut().expect("built above");
+            let b = if map.is_used(drawn) {
+                map.next_free(drawn)
+            } else {
+                Some(drawn)
+            };
+            match b {
+                Some(b) if b < lastb => break b,
+                // get_next_rand_block: a time-based job starts a new pass
+                // (fio_file_reset clears the map and rewinds the sequential
+                // position) and draws once more
+                _ if self.cfg.spec.time_based && !was_reset => {
+                    map.reset();
+                    self.seq_pos = [self.region_start; 2];
+                    was_reset = true;
+                }
+                _ => return None,
+            }
+        };
+        let want = self.buflen_within(d, self.region_len - b * align);
+        let blocks = (want as u64).div_ceil(align);
+        let marked = self.map.as_mut().expect("built above").mark(b, blocks);
+        let bytes = (want as u64).min(marked * align) as u32;
+        let off = self.region_start + b * align;
+        self.seq_pos[d] = off + bytes as u64;
+        Some((bytes, off))
+    }
+
+    /// `get_next_buflen` at a random block: fio draws again until the length
+    /// fits in the `room` left before the region's end (`io_u_fits`), and a
+    /// bssplit draw whose size does not fit moves on to the next listed size
+    /// that does.
+    fn buflen_within(&mut self, d: usize, room: u64) -> u32 {
+        if matches!(self.cfg.spec.bs[d], BsSpec::Range { .. }) {
+            // the minimum always fits (the block starts before last_block)
+            loop {
+                let b = self.next_buflen(d);
+                if b as u64 <= room {
+                    return b;
+                }
+            }
+        }
+        let BsSpec::Split(v) = &self.cfg.spec.bs[d] else {
+            return self.min_bs[d]; // fixed: fio does not check the fit
+        };
+        if !v.iter().any(|&(bs, pct)| pct > 0 && bs as u64 <= room) {
+            // no size with a share fits (the smallest has 0 %): fio would
+            // draw again and again; take the minimum
+            return self.min_bs[d];
+        }
+        loop {
+            let r = self.rng.below(100) as u32;
+            let mut acc = 0;
+            let mut last = None;
+            for &(bs, pct) in v {
+                if pct == 0 {
+                    continue;
+                }
+                acc += pct;
+                last = Some(bs);
+                if r < acc && bs as u64 <= room {
+                    return bs;
+                }
+            }
+            if let Some(bs) = last.filter(|&bs| bs as u64 <= room) {
+                return bs;
+            }
+        }
+    }
+}
+
+/// One level of the random map, 64 bits per word. A level larger than
+/// `FLAT_MAX` words is cut into chunks of `CHUNK_WORDS` words, each kept as the
+/// sorted list of its set bits (2 bytes a bit) until the list would outgrow
+/// half the chunk's bitmap: a job that touched few blocks of a large
+/// device pays for what it touched, one that covered its region pays fio's
+/// one bit per block. The representation never changes an answer.
+enum Words {
+    Flat(Vec<u64>),
+    Chunked(Vec<Chunk>, usize),
+}
+
+enum Chunk {
+    List(Vec<u16>),
+    Bits(Box<[u64]>),
+}
+
+/// Levels up to this many words (64 KiB) are plain vectors.
+const FLAT_MAX: usize = 1 << 13;
+/// 64 Ki bits per chunk, so that a bit's place in its chunk fits a u16.
+const CHUNK_WORDS: usize = 1 << 10;
+/// A chunk's list turns into a bitmap past this many bits (4 KiB of list).
+const CHUNK_LIST_MAX: usize = 2048;
+
+/// Where `v` goes in a chunk's sorted list. Random blocks spread evenly over
+/// a chunk, so the list's rank of `v` is close to its proportional place: a
+/// guess there and a short walk touch a cache line or two where a binary
+/// search would miss the cache at every step.
+fn lower_bound(l: &[u16], v: u32) -> usize {
+    let n = l.len();
+    let mut i = (v as usize * n) >> 16;
+    if i < n && (l[i] as u32) < v {
+        while i < n && (l[i] as u32) < v {
+            i += 1;
+        }
+    } else {
+        while i > 0 && (l[i - 1] as u32) >= v {
+            i -= 1;
+        }
+    }
+    i
+}
+
+impl Words {
+    fn new(len: usize, flat: bool) -> Words {
+        if flat || len <= FLAT_MAX {
+            Words::Flat(vec![0; len])
+        } else {
+            let chunks = len.div_ceil(CHUNK_WORDS);
+            Words::Chunked((0..chunks).map(|_| Chunk::List(Vec::new())).collect(), len)
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Words::Flat(v) => v.len(),
+            Words::Chunked(_, len) => *len,
+        }
+    }
+
+    fn get(&self, w: usize) -> u64 {
+        match self {
+            Words::Flat(v) => v[w],
+            Words::Chunked(chunks, _) => match &chunks[w / CHUNK_WORDS] {
+                Chunk::Bits(b) => b[w % CHUNK_WORDS],
+                Chunk::List(l) => {
+                    let lo = (w % CHUNK_WORDS) as u32 * 64;
+                    let i = lower_bound(l, lo);
+                    l[i..]
+                        .iter()
+                        .take_while(|&&x| (x as u32) < lo + 64)
+                        .fold(0, |acc, &x| acc | 1 << (x as u32 - lo))
+                }
+            },
+        }
+    }
+
+    /// Set the bits `x` in word `w` (bits are cleared only by `clear`).
+    fn or(&mut self, w: usize, x: u64) {
+        match self {
+            Words::Flat(v) => v[w] |= x,
+            Words::Chunked(chunks, _) => {
+                let c = &mut chunks[w / CHUNK_WORDS];
+                match c {
+                    Chunk::Bits(b) => b[w % CHUNK_WORDS] |= x,
+                    Chunk::List(l) => {
+                        let lo = (w % CHUNK_WORDS) as u32 * 64;
+                        let mut i = lower_bound(l, lo);
+                        let mut rest = x;
+                        while rest != 0 {
+                            let bit = (lo + rest.trailing_zeros()) as u16;
+                            rest &= rest - 1;
+                            while i < l.len() && l[i] < bit {
+                                i += 1;
+                            }
+                            if l.get(i) != Some(&bit) {
+                                l.insert(i, bit);
+                            }
+                            i += 1;
+                        }
+                        if l.len() > CHUNK_LIST_MAX {
+                            let mut b = vec![0u64; CHUNK_WORDS].into_boxed_slice();
+                            for &x in l.iter() {
+                                b[x as usize / 64] |= 1 << (x % 64);
+                            }
+                            *c = Chunk::Bits(b);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Words::Flat(v) => v.fill(0),
+            Words::Chunked(chunks, _) => {
+                for c in chunks {
+                    match c {
+                        Chunk::List(l) => l.clear(),
+                        Chunk::Bits(b) => b.fill(0),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// fio's random map (`lib/axmap.c`, one per file, here one per job's region):
+/// a bit per `rw_min_bs` block, set once an I/O of the current pass covered
+/// the block, so that a random job reaches every block once per pass. Above
+/// level 0, each level has a bit per word of the level below, set when that
+/// word is full, up to a single word: finding a free block is a few word reads
+/// however full the map. Bits past the last block ("tail bits" of the last
+/// word of a level) stay clear, as in fio, and that matters to the searches.
+pub(crate) struct RandomMap {
+    nbits: u64,
+    /// Level-0 bits set: the pass is over when it reaches `nbits`.
+    used: u64,
+    levels: Vec<Words>,
+}
+
+impl RandomMap {
+    /// `axmap_new`: level sizes shrink by 64 until one word is left.
+    pub(crate) fn new(nbits: u64) -> RandomMap {
+        Self::build(nbits, false)
+    }
+
+    fn build(nbits: u64, dense: bool) -> RandomMap {
+        let mut levels = Vec::new();
+        let mut n = nbits.max(1);
+        loop {
+            let words = n.div_ceil(64);
+            levels.push(Words::new(words as usize, dense));
+            if words <= 1 {
+                break;
+            }
+            n = words;
+        }
+        RandomMap {
+            nbits,
+            used: 0,
+            levels,
+        }
+    }
+
+    /// `axmap_reset` (from `fio_file_reset`): a new pass.
+    pub(crate) fn reset(&mut self) {
+        for l in &mut self.levels {
+            l.clear();
+        }
+        self.used = 0;
+    }
+
+    /// `axmap_isset`, the negation of io_u.c's `random_map_free`.
+    pub(crate) fn is_used(&self, b: u64) -> bool {
+        b < self.nbits && self.levels[0].get((b >> 6) as usize) >> (b & 63) & 1 == 1
+    }
+
+    /// `axmap_next_free`: where a random draw that hit a used block goes.
+    ///
+    /// fio does not return the first free block after `b`. Going up from
+    /// level 0, it takes the first word containing `b` (at that level) with a
+    /// clear bit at or above position `(b + 1) % 64` — the same position at
+    /// every level, `b`'s own position in its level-0 word (so a `b` at the
+    /// top of its word accepts any clear bit) — and returns the first free
+    /// block under that word, which can lie before `b`. Tail bits count as
+    /// clear: a search that ends in them, or a walk that finds no such word,
+    /// falls back to the map's first free block, i.e. wraps to the region's
+    /// start. None only when every block is used.
+    pub(crate) fn next_free(&self, b: u64) -> Option<u64> {
+        if self.used >= self.nbits {
+            return None;
+        }
+        let above = !0u64 << ((b + 1) & 63);
+        for (l, words) in self.levels.iter().enumerate() {
+            let w = (b >> (6 * (l as u64 + 1))) as usize;
+            if !words.get(w) & above != 0 {
+                return self.first_free_under(l, w).or_else(|| self.first_free());
+            }
+        }
+        self.first_free()
+    }
+
+    /// `axmap_first_free`: the lowest free block (the top level is one word).
+    fn first_free(&self) -> Option<u64> {
+        if self.used >= self.nbits {
+            return None;
+        }
+        self.first_free_under(self.levels.len() - 1, 0)
+    }
+
+    /// `axmap_find_first_free`: from word `w` of `level`, follow the first
+    /// clear bit down to level 0. A level whose words from the index on are
+    /// all full leaves the index as it was (fio's rule; unreachable while the
+    /// summary bits are consistent and the map not full). None when the walk
+    /// ends in tail bits.
+    fn first_free_under(&self, level: usize, w: usize) -> Option<u64> {
+        let mut idx = w;
+        let mut found = None;
+        for words in self.levels[..=level].iter().rev() {
+            if idx >= words.len() {
+                return None;
+            }
+            if let Some(j) = (idx..words.len()).find(|&j| words.get(j) != !0) {
+                idx = j * 64 + (!words.get(j)).trailing_zeros() as usize;
+                found = Some(idx as u64);
+            }
+        }
+        found.filter(|&f| f < self.nbits)
+    }
+
+    /// `axmap_set_nr` as `mark_random_map` calls it for an I/O of `n` blocks
+    /// from block `b` (which is free): returns how many blocks fio counts as
+    /// marked, which bounds the I/O's length.
+    ///
+    /// Per level-0 word, fio sets every free bit of the I/O's range in that
+    /// word, skipping used ones (so the marked blocks need not be contiguous),
+    /// and counts them; it goes on to the next word only if the whole range in
+    /// this word was free. One more rule of `__axmap_set`: when the count is
+    /// short of the range but equals 64 minus the range's length (a range of
+    /// more than 32 blocks), fio retries the range's rest, finds it all set,
+    /// and adds the same count again.
+    pub(crate) fn mark(&mut self, b: u64, n: u64) -> u64 {
+        let (mut bit, mut left) = (b, n);
+        let mut total = 0;
+        while left > 0 && bit < self.nbits {
+            let chunk = left.min(64 - (bit & 63)).min(self.nbits - bit);
+            let set = self.set_in_word(bit, chunk);
+            let counted = if set > 0 && set < chunk && set == 64 - chunk {
+                2 * set
+            } else {
+                set
+            };
+            total += counted;
+            if counted != chunk {
+                break;
+            }
+            bit += chunk;
+            left -= chunk;
+        }
+        total
+    }
+
+    /// `axmap_set_fn` at level 0 and up: set the free bits of `chunk` bits
+    /// from `bit` (within one word); a word that becomes full sets its bit one
+    /// level up, and so on. Returns how many bits it set.
+    fn set_in_word(&mut self, bit: u64, chunk: u64) -> u64 {
+        let w = (bit >> 6) as usize;
+        let mask = if chunk >= 64 {
+            !0
+        } else {
+            ((1u64 << chunk) - 1) << (bit & 63)
+        };
+        let old = self.levels[0].get(w);
+        let free = mask & !old;
+        if free == 0 {
+            return 0;
+        }
+        self.levels[0].or(w, free);
+        self.used += free.count_ones() as u64;
+        let mut full = old | free == !0;
+        let mut idx = w;
+        for words in self.levels[1..].iter_mut() {
+            if !full {
+                break;
+            }
+            let (pw, pb) = (idx >> 6, idx & 63);
+            words.or(pw, 1 << pb);
+            full = words.get(pw) == !0;
+            idx = pw;
+        }
+        free.count_ones() as u64
     }
 }
 
@@ -737,11 +1153,18 @@ impl Sim {
         let d = dd as usize;
         let (bytes, offset) = match job.replay.as_mut() {
             Some(r) => r.take(),
-            None => {
-                let b = job.next_buflen(d);
-                (b, job.next_offset(d, b))
-            }
+            None => match job.next_io(d) {
+                Some(io) => io,
+                None => {
+                    // the random map is exhausted: fio's get_io_u returns no
+                    // io_u and do_io leaves its loop
+                    job.phase = Phase::Drain;
+                    return true;
+                }
+            },
         };
+        #[cfg(test)]
+        job.issued.push((offset, bytes));
         let n = job
             .free
             .pop()
@@ -945,5 +1368,248 @@ fn rwmix_of(job: &Job, d: usize) -> u32 {
         job.cfg.spec.rwmixread
     } else {
         100 - job.cfg.spec.rwmixread
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use blklab_fio::options::RwPattern;
+    use blklab_fio::{BsSpec, JobSpec};
+
+    use super::RandomMap;
+    use crate::sim::Sim;
+    use crate::sim_tests::{config, job, nullb_dev};
+    use crate::trace::Tracer;
+
+    const BS: u64 = 4096;
+
+    /// A 4k randread job (libaio, QD4) over `blocks` blocks, not time based
+    /// unless `tweak` says so; returns the (offset, bytes) it issued in order.
+    fn issued(blocks: u64, tweak: impl FnOnce(&mut JobSpec)) -> Vec<(u64, u32)> {
+        let mut s = job("r", RwPattern::RandRead, BS as u32, 4, 1);
+        s.time_based = false;
+        s.runtime_ns = None;
+        s.size = Some(blocks * BS);
+        tweak(&mut s);
+        let cfg = config(vec![nullb_dev(10_000, 64)], vec![(s, "/")]);
+        let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
+        let r = sim.run();
+        let io = std::mem::take(&mut sim.jobs[0].issued);
+        assert_eq!(r.jobs[0].stats.dirs[0].total_ios, io.len() as u64);
+        io
+    }
+
+    fn blocks_of(io: &[(u64, u32)]) -> Vec<u64> {
+        io.iter().map(|&(o, _)| o / BS).collect()
+    }
+
+    #[test]
+    fn random_map_visits_every_block_once() {
+        // 1000 blocks: the last level-0 word is partial (tail bits)
+        let io = issued(1000, |_| {});
+        assert_eq!(io.len(), 1000);
+        assert!(io.iter().all(|&(_, b)| b as u64 == BS));
+        let mut b = blocks_of(&io);
+        b.sort_unstable();
+        assert_eq!(b, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn norandommap_draws_with_replacement() {
+        let io = issued(1000, |s| s.norandommap = true);
+        // the same bytes, so the same count, but repeats: about 632 distinct
+        assert_eq!(io.len(), 1000);
+        let distinct: HashSet<u64> = blocks_of(&io).into_iter().collect();
+        assert!(distinct.len() < 700, "{}", distinct.len());
+    }
+
+    #[test]
+    fn time_based_job_resets_the_map_after_each_pass() {
+        let io = issued(16, |s| {
+            s.time_based = true;
+            s.runtime_ns = Some(2_000_000);
+        });
+        assert!(io.len() > 10 * 16, "{}", io.len());
+        let b = blocks_of(&io);
+        for pass in b.chunks(16) {
+            let mut p = pass.to_vec();
+            p.sort_unstable();
+            p.dedup();
+            assert_eq!(
+                p.len(),
+                pass.len(),
+                "a block repeated within a pass: {pass:?}"
+            );
+            if pass.len() == 16 {
+                assert_eq!(p, (0..16).collect::<Vec<_>>());
+            }
+        }
+        // passes are not all in the same order
+        assert_ne!(b[..16], b[16..32]);
+    }
+
+    #[test]
+    fn rw_seq_runs_follow_a_mapped_random_block() {
+        // randread:4: a random block, then three sequential I/Os after it
+        // (fio marks only the random ones)
+        let io = issued(64, |s| s.rw_seq_nr = 4);
+        assert_eq!(io.len(), 64);
+        let b = blocks_of(&io);
+        let random: Vec<u64> = b.iter().step_by(4).copied().collect();
+        let distinct: HashSet<u64> = random.iter().copied().collect();
+        assert_eq!(distinct.len(), random.len(), "{random:?}");
+        for i in (0..b.len()).filter(|i| i % 4 != 0) {
+            assert_eq!(b[i], (b[i - 1] + 1) % 64, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn larger_ios_are_cut_to_the_blocks_they_could_mark() {
+        // bssplit 4k/10:16k/90 over 256 blocks: a 16k I/O drawn where some of
+        // its blocks were done is shortened, so 8k and 12k I/Os appear, and
+        // the pass issues exactly the region's bytes
+        let io = issued(256, |s| {
+            s.bs[0] = BsSpec::Split(vec![(4096, 10), (16384, 90)])
+        });
+        let total: u64 = io.iter().map(|&(_, b)| b as u64).sum();
+        assert_eq!(total, 256 * BS);
+        assert!(io.len() < 256, "{}", io.len());
+        assert!(io
+            .iter()
+            .all(|&(o, b)| (b as u64).is_multiple_of(BS) && o + b as u64 <= 256 * BS));
+        assert!(
+            io.iter().any(|&(_, b)| b == 8192 || b == 12288),
+            "no I/O was shortened"
+        );
+        // every I/O starts on a block no earlier I/O started on
+        let starts: HashSet<u64> = blocks_of(&io).into_iter().collect();
+        assert_eq!(starts.len(), io.len());
+    }
+
+    #[test]
+    fn bsrange_job_covers_the_region_in_one_pass() {
+        let io = issued(300, |s| {
+            s.bs[0] = BsSpec::Range {
+                lo: 4096,
+                hi: 32768,
+            }
+        });
+        let total: u64 = io.iter().map(|&(_, b)| b as u64).sum();
+        assert_eq!(total, 300 * BS);
+        assert!(io.iter().all(|&(o, b)| o + b as u64 <= 300 * BS));
+    }
+
+    #[test]
+    fn next_free_takes_the_first_free_block_of_a_group() {
+        let mut m = RandomMap::new(1000);
+        // word 0 used except blocks 2 and 10
+        m.mark(0, 2);
+        m.mark(3, 7);
+        m.mark(11, 53);
+        assert!(!m.is_used(2) && !m.is_used(10) && m.is_used(5));
+        // a free block after 5 in its word: fio answers the word's first free
+        assert_eq!(m.next_free(5), Some(2));
+        // none after 12 in its word: the first free block of the 64 words
+        // around it, here still in word 0
+        assert_eq!(m.next_free(12), Some(2));
+        m.mark(2, 1);
+        assert_eq!(m.next_free(5), Some(10));
+        m.mark(10, 1);
+        assert_eq!(m.next_free(12), Some(64));
+        // block 63 is at the top of its word: any free bit of the word counts
+        m.mark(64, 1);
+        assert_eq!(m.next_free(63), Some(65));
+    }
+
+    #[test]
+    fn next_free_tests_every_level_at_the_blocks_own_position() {
+        // 8192 blocks: two groups of 64 words. Group 1 is used except its
+        // word 67 (blocks 4288..4352); group 0 is free.
+        let mut m = RandomMap::new(8192);
+        for w in (64..128).filter(|&w| w != 67) {
+            m.mark(w * 64, 64);
+        }
+        // 4097 is at position 1 of word 64: word 67 (position 3 in the
+        // level-1 word) is at or above 2, so group 1 answers
+        assert_eq!(m.next_free(4097), Some(4288));
+        // 4101 is at position 5: position 3 is below 6, so fio goes up a
+        // level and answers the first free block of the whole map
+        assert_eq!(m.next_free(4101), Some(0));
+    }
+
+    #[test]
+    fn next_free_wraps_to_the_first_free_block() {
+        let mut m = RandomMap::new(100);
+        m.mark(0, 3);
+        m.mark(4, 60);
+        m.mark(64, 36);
+        // only block 3 is free; from block 90 the search ends in the last
+        // word's tail bits and falls back to the map's first free block
+        assert_eq!(m.next_free(90), Some(3));
+        m.mark(3, 1);
+        assert_eq!(m.next_free(90), None);
+        m.reset();
+        assert!(!m.is_used(90));
+        assert_eq!(m.next_free(90), Some(64));
+    }
+
+    #[test]
+    fn mark_skips_used_blocks_and_counts_like_fio() {
+        let mut m = RandomMap::new(256);
+        m.mark(6, 1);
+        // a 3-block I/O at 5 with 6 used: 5 and 7 are marked, 2 counted
+        assert_eq!(m.mark(5, 3), 2);
+        assert!(m.is_used(7));
+        // across words: all of word 1's part free, then a word 2 part with a
+        // used block stops the count there
+        m.mark(130, 1);
+        assert_eq!(m.mark(120, 12), 8 + 2 + 1);
+        // __axmap_set's recount: 48 blocks from 16 with only 16..32 free
+        // (so 16 = 64 - 48) count twice
+        let mut m = RandomMap::new(256);
+        assert_eq!(m.mark(32, 32), 32);
+        assert_eq!(m.mark(16, 48), 32);
+        assert_eq!(m.used, 48);
+    }
+
+    #[test]
+    fn sparse_and_dense_maps_agree_until_full() {
+        // 1 Mi blocks: 16 chunks of level-0 words start as lists of set bits,
+        // then become bitmaps
+        let n = 1 << 20;
+        let mut sparse = RandomMap::new(n);
+        let mut dense = RandomMap::build(n, true);
+        let lists = |m: &RandomMap| match &m.levels[0] {
+            super::Words::Chunked(c, _) => c
+                .iter()
+                .filter(|c| matches!(c, super::Chunk::List(_)))
+                .count(),
+            super::Words::Flat(_) => 0,
+        };
+        assert_eq!(lists(&sparse), 16);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..n {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let r = (x >> 33) % n;
+            let pick = |m: &RandomMap| {
+                if m.is_used(r) {
+                    m.next_free(r)
+                } else {
+                    Some(r)
+                }
+            };
+            let b = pick(&sparse).unwrap_or_else(|| panic!("no free block at {i}"));
+            assert_eq!(pick(&dense), Some(b));
+            assert!(!sparse.is_used(b));
+            assert_eq!(sparse.mark(b, 1), 1);
+            assert_eq!(dense.mark(b, 1), 1);
+        }
+        assert_eq!(lists(&sparse), 0);
+        assert_eq!(sparse.next_free(12345), None);
+        assert!((0..n).all(|b| sparse.is_used(b)));
     }
 }
