@@ -91,14 +91,9 @@ struct PcJob {
     cg: crate::cgroup::CgId,
     mmap: bool,
     ra: RaState,
-    /// The fd's FMODE_RANDOM (POSIX_FADV_RANDOM): a miss reads just the
-    /// request (`force_page_cache_ra`), never an on-demand window.
-    fmode_random: bool,
-    /// The fd's `f_ra.ra_pages`: the device's, doubled by
-    /// POSIX_FADV_SEQUENTIAL.
-    ra_pages: u64,
-    /// The device's `bdi->io_pages` (max_sectors in pages).
-    io_pages: u64,
+    /// The job's own open file description: FMODE_RANDOM and `f_ra.ra_pages`
+    /// as fio's fadvise left them, and the device's `bdi->io_pages`.
+    fd: readahead::FdRa,
     io_u: u32,
     ddir: u8,
     /// Memory user: the next page of the io_u's range and its last page.
@@ -196,13 +191,15 @@ impl PcSys {
                 cg: jc.cgroup,
                 mmap,
                 ra: RaState::default(),
-                fmode_random: advice == Some(Fadvice::Random),
-                ra_pages: if advice == Some(Fadvice::Sequential) {
-                    2 * dev_ra
-                } else {
-                    dev_ra
+                fd: readahead::FdRa {
+                    random: advice == Some(Fadvice::Random),
+                    ra_pages: if advice == Some(Fadvice::Sequential) {
+                        2 * dev_ra
+                    } else {
+                        dev_ra
+                    },
+                    io_pages: io_pages[jc.dev as usize],
                 },
-                io_pages: io_pages[jc.dev as usize],
                 io_u: 0,
                 ddir: 0,
                 cursor: (0, 0),
@@ -512,7 +509,7 @@ impl Sim {
                             file,
                             idx,
                             last - idx + 1,
-                            pj.ra_pages,
+                            pj.fd.ra_pages,
                             true,
                         );
                         if w.nr > 0 {
@@ -545,13 +542,8 @@ impl Sim {
                 }
                 super::Lookup::Miss => {
                     let pj = pc.jobs[j as usize].as_mut().expect("job");
-                    let fd = readahead::FdRa {
-                        random: pj.fmode_random,
-                        ra_pages: pj.ra_pages,
-                        io_pages: pj.io_pages,
-                    };
                     let w =
-                        readahead::sync_ra(&mut pj.ra, &pc.cache, file, idx, last - idx + 1, fd);
+                        readahead::sync_ra(&mut pj.ra, &pc.cache, file, idx, last - idx + 1, pj.fd);
                     pj.stats.read_miss_pages += 1;
                     self.pc_read_missing(j, idx, w);
                     let pc = self.pc();

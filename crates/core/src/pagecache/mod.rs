@@ -695,7 +695,6 @@ impl PageCache {
                     // a page fault, or of a folio used through a file
                     // descriptor at least four times (refs >= 3), gets
                     // PG_workingset and a saturated LRU_REFS.
-                    let _ = workingset;
                     if distance <= self.capacity() {
                         self.stats.workingset_activate += 1;
                         if in_fault || refs >= LRU_REFS_RESTORE {
