@@ -8,6 +8,7 @@
 //! prints `SKIP: <reason>` and passes. Everything it creates is removed in
 //! Drop (also on failure).
 
+use blklab_host::tracefs::current_tracer;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -170,6 +171,7 @@ fn top_two_intervals_match_fio_per_cgroup() {
         }
     };
     let dev = lab.dev();
+    let tracer_before = current_tracer();
     let tmp = std::env::temp_dir();
     let outs: Vec<PathBuf> = ["a", "b"]
         .iter()
@@ -220,9 +222,8 @@ fn top_two_intervals_match_fio_per_cgroup() {
             );
         }
     }
-    // tracefs as it was
-    let cur = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap_or_default();
-    assert_eq!(cur.trim(), "nop");
+    // tracefs as it was (unmounted again if it was not mounted)
+    assert_eq!(current_tracer(), tracer_before);
     let en =
         std::fs::read_to_string(format!("/sys/class/block/{dev}/trace/enable")).unwrap_or_default();
     assert_eq!(en.trim(), "0");
@@ -258,11 +259,19 @@ fn not_root_gets_a_clear_message_and_its_own_exit_status() {
     }
 }
 
-/// Puts `current_tracer` back to what it was.
-struct TracerGuard(String);
+/// Puts `current_tracer` back to what it was, and unmounts tracefs if the
+/// test mounted it.
+struct TracerGuard {
+    root: PathBuf,
+    before: String,
+    mounted: bool,
+}
 impl Drop for TracerGuard {
     fn drop(&mut self) {
-        let _ = std::fs::write("/sys/kernel/tracing/current_tracer", &self.0);
+        let _ = std::fs::write(self.root.join("current_tracer"), &self.before);
+        if self.mounted {
+            blklab_host::tracefs::unmount(&self.root);
+        }
     }
 }
 
@@ -273,15 +282,20 @@ fn busy_tracer_gets_a_clear_message_and_its_own_exit_status() {
         eprintln!("SKIP: {r}");
         return;
     }
-    let path = "/sys/kernel/tracing/current_tracer";
-    let before = std::fs::read_to_string(path).unwrap().trim().to_string();
+    let (root, mounted) = blklab_host::tracefs::find_tracefs().unwrap();
+    let path = root.join("current_tracer");
+    let before = std::fs::read_to_string(&path).unwrap().trim().to_string();
+    let _g = TracerGuard {
+        root,
+        before: before.clone(),
+        mounted,
+    };
     if before != "nop" {
         eprintln!("SKIP: the tracer is in use ({before})");
         return;
     }
     // another user holds the global tracer (blk, with no device enabled: no events)
-    let _g = TracerGuard(before);
-    std::fs::write(path, "blk").unwrap();
+    std::fs::write(&path, "blk").unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_blklab"))
         .args(["top", "--count", "1"])
         .output()
@@ -290,5 +304,5 @@ fn busy_tracer_gets_a_clear_message_and_its_own_exit_status() {
     assert_eq!(o.status.code(), Some(4), "{err}");
     assert!(err.contains("tracer is in use"), "{err}");
     // and it was left alone
-    assert_eq!(std::fs::read_to_string(path).unwrap().trim(), "blk");
+    assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), "blk");
 }

@@ -95,12 +95,28 @@ pub fn dev_name(dev: u32) -> String {
         .unwrap_or_else(|| format!("{ma}:{mi}"))
 }
 
+/// Where tracefs is mounted now, if it is (the usual place first, then the
+/// old debugfs one); never mounts it.
+pub fn mounted_tracefs() -> Option<PathBuf> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|c| c.join("trace").exists())
+}
+
+/// The global tracer's name, or None when tracefs is not mounted: with the
+/// device's `trace/enable`, the state a trace session must leave as found.
+pub fn current_tracer() -> Option<String> {
+    let root = mounted_tracefs()?;
+    std::fs::read_to_string(root.join("current_tracer"))
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
 /// Find (or mount) tracefs. Returns (root, mounted_by_us).
 pub fn find_tracefs() -> Result<(PathBuf, bool)> {
-    for c in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
-        if Path::new(c).join("trace").exists() {
-            return Ok((PathBuf::from(c), false));
-        }
+    if let Some(root) = mounted_tracefs() {
+        return Ok((root, false));
     }
     let target = Path::new("/sys/kernel/tracing");
     if !target.is_dir() {
@@ -153,7 +169,8 @@ pub fn check_environment() -> Result<PathBuf> {
     r
 }
 
-fn unmount(root: &Path) {
+/// Unmount tracefs that [`find_tracefs`] mounted; failure (EBUSY) leaves it.
+pub fn unmount(root: &Path) {
     if let Ok(c) = CString::new(root.as_os_str().to_string_lossy().as_bytes()) {
         // SAFETY: umount2 with a valid path; failure (EBUSY) leaves it mounted.
         unsafe { libc::umount2(c.as_ptr(), 0) };

@@ -10,6 +10,7 @@
 //! also on failure (Drop guard). Run: `cargo test -p blklab-host --test real_host -- --nocapture`.
 
 use blklab_host::iotrack::IotrackCounters;
+use blklab_host::tracefs::current_tracer;
 use blklab_host::{read_recording, record, top, top_from_file, RecordOptions, TopOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -396,6 +397,7 @@ fn two_cgroups_fio_record_replay_and_top() {
         }
     };
     eprintln!("layout {:?}, device {}", lab.layout, lab.dev_name());
+    let tracer_before = current_tracer();
     let dev = lab.dev_name();
 
     // 1. record, then replay the file
@@ -473,9 +475,8 @@ fn two_cgroups_fio_record_replay_and_top() {
         s.intervals, s.parse, s.account
     );
     check("live top", &lab, &res, &s.last[0].cgroups);
-    // tracefs is back as it was
-    let cur = std::fs::read_to_string("/sys/kernel/tracing/current_tracer").unwrap_or_default();
-    assert_eq!(cur.trim(), "nop");
+    // tracefs is back as it was (unmounted again if it was not mounted)
+    assert_eq!(current_tracer(), tracer_before);
     let en =
         std::fs::read_to_string(format!("/sys/class/block/{dev}/trace/enable")).unwrap_or_default();
     assert_eq!(en.trim(), "0");
