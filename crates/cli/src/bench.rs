@@ -24,7 +24,7 @@ pub struct BenchResult {
 impl BenchResult {
     pub fn line(&self) -> String {
         format!(
-            "{:<28} ios={:<10} sim={:>8.2}s wall={:>7.3}s  {:>6.2} M sim-IO/s  sim/wall={:>8.2}  peak_rss={}",
+            "{:<40} ios={:<10} sim={:>8.2}s wall={:>7.3}s  {:>6.2} M sim-IO/s  sim/wall={:>8.2}  peak_rss={}",
             self.case,
             self.ios,
             self.sim_seconds,
@@ -61,7 +61,7 @@ fn nullb() -> DeviceConfig {
     }
 }
 
-fn randread_qd32(name: &str, seconds: f64) -> JobSpec {
+fn randread_qd32(name: &str, seconds: f64, norandommap: bool) -> JobSpec {
     let mut s = JobSpec::new(name);
     s.rw = RwPattern::RandRead;
     s.bs = [
@@ -75,11 +75,16 @@ fn randread_qd32(name: &str, seconds: f64) -> JobSpec {
     s.direct = true;
     s.time_based = true;
     s.runtime_ns = Some((seconds * NSEC_PER_SEC as f64) as u64);
+    s.norandommap = norandommap;
     s
 }
 
 /// The benchmark's configuration: `cgroups` jobs, each in its own cgroup.
-pub fn config(cgroups: usize, seconds: f64) -> SimConfig {
+/// The jobs keep fio's default random map (one bit per 4 KiB block of the
+/// 1 TiB device once a job has covered it), as a user's fio job would;
+/// `norandommap` leaves it out, so that the figures measure the block layer
+/// alone.
+pub fn config(cgroups: usize, seconds: f64, norandommap: bool) -> SimConfig {
     let mut tree = CgroupTree::new();
     let mut jobs = Vec::new();
     for i in 0..cgroups {
@@ -90,7 +95,7 @@ pub fn config(cgroups: usize, seconds: f64) -> SimConfig {
         };
         let cg = tree.ensure(&path).expect("valid path");
         jobs.push(JobConfig {
-            spec: randread_qd32(&format!("j{i}"), seconds),
+            spec: randread_qd32(&format!("j{i}"), seconds, norandommap),
             clone: 0,
             cgroup: cg,
             dev: 0,
@@ -117,14 +122,23 @@ pub fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-pub fn run_case(case: &str, cgroups: usize, seconds: f64) -> anyhow::Result<BenchResult> {
-    let cfg = config(cgroups, seconds);
+pub fn run_case(
+    case: &str,
+    cgroups: usize,
+    seconds: f64,
+    norandommap: bool,
+) -> anyhow::Result<BenchResult> {
+    let cfg = config(cgroups, seconds, norandommap);
     let t0 = Instant::now();
     let mut sim = crate::runner::build_sim(&cfg, None)?;
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     Ok(BenchResult {
-        case: case.to_string(),
+        case: if norandommap {
+            format!("{case}, norandommap")
+        } else {
+            case.to_string()
+        },
         ios: r.bios_completed,
         sim_seconds: r.end_time as f64 / 1e9,
         wall_seconds: wall,

@@ -120,6 +120,10 @@ enum Cmd {
         /// Simulated seconds for the long case.
         #[arg(long, default_value_t = 110.0)]
         long_seconds: f64,
+        /// Give the jobs fio's `norandommap=1`: no random map, offsets drawn
+        /// with replacement, so the figures are the block layer's alone.
+        #[arg(long)]
+        norandommap: bool,
     },
     /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
     Conformance(ConformanceArgs),
@@ -422,12 +426,14 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Bench {
             cases,
             long_seconds,
+            norandommap,
         } => {
+            let nrm = norandommap;
             for c in cases.split(',') {
                 let r = match c.trim() {
-                    "a" => blklab::bench::run_case("a: randread QD32 nullb", 1, 10.0)?,
-                    "b" => blklab::bench::run_case("b: same, 100 cgroups", 100, 2.0)?,
-                    "c" => blklab::bench::run_case("c: long run", 1, long_seconds)?,
+                    "a" => blklab::bench::run_case("a: randread QD32 nullb", 1, 10.0, nrm)?,
+                    "b" => blklab::bench::run_case("b: same, 100 cgroups", 100, 2.0, nrm)?,
+                    "c" => blklab::bench::run_case("c: long run", 1, long_seconds, nrm)?,
                     other => bail!("bench: unknown case '{other}' (a, b, c)"),
                 };
                 println!("{}", r.line());
