@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use blklab_core::cgroup::CgroupTree;
-use blklab_core::device::{nullb::NullbSpec, DeviceInfo, ModelSpec};
-use blklab_core::switches::Switches;
-use blklab_core::time::{Hz, NSEC_PER_SEC};
+use blklab_core::block::blk_cgroup::CgroupTree;
+use blklab_core::drivers::{nullb::NullbSpec, DeviceInfo, ModelSpec};
+use blklab_core::sim::switches::Switches;
+use blklab_core::sim::time::{Hz, NSEC_PER_SEC};
 use blklab_core::{CpuCosts, DeviceConfig, JobConfig, SimConfig};
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::{BsSpec, JobSpec};

@@ -15,12 +15,12 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
-use blklab_core::bio::DevId;
-use blklab_core::cgroup::{CgId, ROOT};
-use blklab_core::iotrack::report::{
+use blklab_core::block::bio::DevId;
+use blklab_core::block::blk_cgroup::{CgId, ROOT};
+use blklab_core::block::iotrack::report::{
     dev_metrics, format_interval, metrics, CgMetrics, DevMetrics, Sample,
 };
-use blklab_core::trace::TraceSink;
+use blklab_core::sim::trace::TraceSink;
 use blklab_core::{Sim, SimConfig};
 use serde_json::{json, Map, Value};
 

@@ -2,7 +2,7 @@
 //! same validation the kernel's write handlers do, so that a scenario that
 //! would be rejected by `echo ... > io.max` is rejected here, with the errno.
 
-use blklab_core::kerr::{split_devno, KernelError};
+use blklab_core::sim::kerr::{split_devno, KernelError};
 use blklab_core::DeviceConfig;
 
 /// Check one line written to cgroup file `file`.

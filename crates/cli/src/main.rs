@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use blklab::report;
 use blklab::runner;
 use blklab::scenario::Scenario;
-use blklab_core::switches::SWITCHES;
+use blklab_core::sim::switches::SWITCHES;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -189,12 +189,12 @@ fn apply_overrides(sc: &mut Scenario, seed: Option<u64>, set: &[String]) -> Resu
 }
 
 struct FileSink(std::io::BufWriter<std::fs::File>);
-impl blklab_core::trace::TraceSink for FileSink {
+impl blklab_core::sim::trace::TraceSink for FileSink {
     fn event(&mut self, t: u64, name: &str, payload: &str) {
         let _ = writeln!(
             self.0,
             "{}",
-            blklab_core::trace::format_line(t, name, payload)
+            blklab_core::sim::trace::format_line(t, name, payload)
         );
     }
 }
@@ -216,7 +216,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         } => {
             let mut sc = load(&scenario)?;
             apply_overrides(&mut sc, seed, &set)?;
-            let sink: Option<Box<dyn blklab_core::trace::TraceSink>> = match &trace {
+            let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(FileSink(std::io::BufWriter::new(
                     std::fs::File::create(p)
                         .with_context(|| format!("creating {}", p.display()))?,

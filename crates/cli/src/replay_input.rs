@@ -1,12 +1,12 @@
 //! Recorded workloads in scenarios: a `[[job]]` with `replay = "FILE"` takes
 //! one cgroup's I/O stream from a `blklab record` file (time, direction,
 //! sector, length of each Q event) and replays it into the simulator as an
-//! fio-like job (blklab_core::replay).
+//! fio-like job (blklab_core::workload::replay).
 
 use std::path::Path;
 
 use anyhow::{anyhow, Result};
-use blklab_core::replay::{Replay, ReplayIo, ReplayTiming};
+use blklab_core::workload::replay::{Replay, ReplayIo, ReplayTiming};
 use blklab_core::Sim;
 use blklab_host::events::OpClass;
 

@@ -3,7 +3,7 @@
 //! reporting group.
 
 use anyhow::{anyhow, Result};
-use blklab_core::trace::{TraceSink, Tracer};
+use blklab_core::sim::trace::{TraceSink, Tracer};
 use blklab_core::{RunResult, Sim, SimConfig};
 use blklab_fio::{JobSpec, JobStats};
 
@@ -62,7 +62,7 @@ pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
     let tree = sim.cgroups();
     (0..tree.len())
         .filter_map(|i| {
-            let id = i as blklab_core::cgroup::CgId;
+            let id = i as blklab_core::block::blk_cgroup::CgId;
             let s = sim.io_stat(id);
             (!s.is_empty()).then(|| (tree.get(id).path.clone(), s))
         })

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use blklab_core::cgroup::CgroupTree;
-use blklab_core::device::{DeviceInfo, ModelSpec};
-use blklab_core::switches::Switches;
-use blklab_core::time::{parse_duration, Hz, NSEC_PER_SEC};
+use blklab_core::block::blk_cgroup::CgroupTree;
+use blklab_core::drivers::{DeviceInfo, ModelSpec};
+use blklab_core::sim::switches::Switches;
+use blklab_core::sim::time::{parse_duration, Hz, NSEC_PER_SEC};
 use blklab_core::{CpuCosts, DeviceConfig, JobConfig, SimConfig, TimedWrite};
 use blklab_fio::JobSpec;
 use serde::Deserialize;
@@ -409,9 +409,9 @@ impl Builder<'_> {
         }
 
         let pagecache = match &raw.pagecache {
-            None => blklab_core::pagecache::PageCacheParams::default(),
+            None => blklab_core::mm::PageCacheParams::default(),
             Some(v) => {
-                let parsed: Result<blklab_core::pagecache::PageCacheParams, toml::de::Error> =
+                let parsed: Result<blklab_core::mm::PageCacheParams, toml::de::Error> =
                     v.get_ref().clone().try_into();
                 match parsed
                     .map_err(|e| e.message().trim().to_string())
@@ -422,7 +422,7 @@ impl Builder<'_> {
                     Ok(p) => p,
                     Err(e) => {
                         self.err::<()>(&v.span(), format!("[pagecache]: {e}"));
-                        blklab_core::pagecache::PageCacheParams::default()
+                        blklab_core::mm::PageCacheParams::default()
                     }
                 }
             }
@@ -460,7 +460,7 @@ impl Builder<'_> {
                 format!("device name '{name}' must be a single word (like sda or nullb0)"),
             );
         }
-        let (major, minor) = match blklab_core::kerr::split_devno(d.devno.get_ref()) {
+        let (major, minor) = match blklab_core::sim::kerr::split_devno(d.devno.get_ref()) {
             Ok((mm, rest)) if rest.is_empty() => mm,
             _ => {
                 return self.err(
@@ -556,7 +556,7 @@ impl Builder<'_> {
             iosched.push((k.clone(), s));
         }
         // The scheduler and its tunables are checked by building them.
-        if let Err(e) = blklab_core::elevator::build(&scheduler, &info).and_then(|mut e| {
+        if let Err(e) = blklab_core::block::elevator::build(&scheduler, &info).and_then(|mut e| {
             for (k, v) in &iosched {
                 e.set_tunable(k, v)?;
             }
@@ -760,7 +760,7 @@ impl Builder<'_> {
         j: &RawJob,
         base: &Path,
         specs: &[JobSpec],
-    ) -> Option<(blklab_core::replay::Replay, usize)> {
+    ) -> Option<(blklab_core::workload::replay::Replay, usize)> {
         if specs.len() != 1 || specs[0].numjobs > 1 {
             return self.err(
                 &r.span(),
@@ -774,7 +774,7 @@ impl Builder<'_> {
             );
         };
         let timing = match &j.timing {
-            None => blklab_core::replay::ReplayTiming::Original,
+            None => blklab_core::workload::replay::ReplayTiming::Original,
             Some(t) => match crate::replay_input::timing(t.get_ref()) {
                 Ok(v) => v,
                 Err(e) => return self.err(&t.span(), e),
@@ -786,7 +786,7 @@ impl Builder<'_> {
             Ok(v) => v,
             Err(e) => return self.err(&r.span(), format!("replay {}: {e}", path.display())),
         };
-        match blklab_core::replay::Replay::new(ios, timing) {
+        match blklab_core::workload::replay::Replay::new(ios, timing) {
             Ok(rp) => Some((rp, other)),
             Err(e) => self.err(&r.span(), format!("replay {}: {e}", path.display())),
         }

@@ -10,8 +10,8 @@ use std::path::Path;
 
 use blklab::runner;
 use blklab::scenario::Scenario;
-use blklab_core::pagecache::io::PcJobStats;
-use blklab_core::time::NSEC_PER_SEC;
+use blklab_core::mm::filemap::PcJobStats;
+use blklab_core::sim::time::NSEC_PER_SEC;
 
 fn run(example: &str, mode: &str, secs: u64) -> blklab_core::RunResult {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))

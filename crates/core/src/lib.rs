@@ -10,36 +10,14 @@
 //! The core does no I/O: parsing of scenario files, output and host tracing live
 //! in the other crates.
 
-pub mod bio;
 #[macro_use]
+pub mod machine;
+pub mod block;
+pub mod drivers;
+pub mod mm;
 pub mod sim;
-pub mod blk_ioprio;
-mod blk_mq;
-pub mod cgroup;
-pub mod content_activity;
-pub mod ctx;
-pub mod device;
-pub mod diskstats;
-pub mod elevator;
-pub mod engine;
-mod fio_job;
-pub mod iocost;
-pub mod ioprio;
-pub mod iotrack;
-pub mod kerr;
-pub mod pagecache;
-pub mod replay;
-pub mod request;
-pub mod rng;
-pub mod rq_qos;
-pub mod slab;
-pub mod switches;
-pub mod throttle;
-pub mod time;
-pub mod trace;
+pub mod workload;
 
-pub use sim::{
+pub use machine::{
     CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig, TimedWrite,
 };
-#[cfg(test)]
-mod sim_tests;

@@ -6,7 +6,7 @@
 
 // The iotrack metrics are the simulator's own code: one implementation for
 // simulated and real hosts.
-pub use blklab_core::iotrack;
+pub use blklab_core::block::iotrack;
 
 pub mod account;
 pub mod cgroup_fs;

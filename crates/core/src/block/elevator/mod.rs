@@ -1,0 +1,71 @@
+//! I/O schedulers (the blk-mq elevator interface, `struct elevator_mq_ops`).
+//!
+//! The block layer inserts requests and asks for the next one to dispatch
+//! whenever the device can take more. `none` is a FIFO; mq-deadline is its own
+//! module.
+
+pub mod mq_deadline;
+pub mod none;
+
+use crate::block::bio::{Bio, BioId};
+use crate::block::ctx::Ctx;
+use crate::block::request::{ReqId, Request};
+use crate::sim::slab::Slab;
+
+pub trait Elevator {
+    /// The name in /sys/block/DEV/queue/scheduler.
+    fn name(&self) -> &'static str;
+    /// `bio_merge` (blk_mq_sched_bio_merge): merge `bio` into a request the
+    /// scheduler holds; on success the request is grown in `reqs` and returned.
+    fn bio_merge(
+        &mut self,
+        _ctx: &mut Ctx,
+        _reqs: &mut Slab<Request>,
+        _id: BioId,
+        _bio: &Bio,
+    ) -> Option<ReqId> {
+        None
+    }
+    /// `insert_requests`
+    fn insert(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>, rq: ReqId);
+    /// `dispatch_request`: the next request for the driver, if any.
+    fn dispatch(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>) -> Option<ReqId>;
+    /// `has_work`
+    fn has_work(&self) -> bool;
+    /// `finish_request` / `completed_request`
+    fn completed(&mut self, _ctx: &mut Ctx, _reqs: &Slab<Request>, _rq: ReqId) {}
+    /// Requests the scheduler merged away into others (request-request and
+    /// insert merges): their bios now belong to the survivor, and the block
+    /// layer frees them as `blk_mq_free_request` does.
+    fn take_freed(&mut self, _out: &mut Vec<ReqId>) {}
+    /// Requests held by the scheduler (not yet dispatched).
+    fn queued(&self) -> usize;
+    /// When the scheduler wants the queue run again even without a new
+    /// insertion or completion (e.g. a delayed dispatch), if ever.
+    fn next_run(&self) -> Option<crate::sim::time::Ns> {
+        None
+    }
+    /// Write a tunable (/sys/block/DEV/queue/iosched/NAME).
+    fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
+        Err(format!(
+            "scheduler '{}' has no tunable '{name}'",
+            self.name()
+        ))
+    }
+    /// Tunables and their current values, sorted by name.
+    fn tunables(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
+}
+
+/// Build a scheduler by its sysfs name.
+pub fn build(name: &str, dev: &crate::drivers::DeviceInfo) -> Result<Box<dyn Elevator>, String> {
+    match name {
+        "none" => Ok(Box::new(none::NoneSched::default())),
+        // "deadline" is the kernel's elevator_alias for mq-deadline.
+        "mq-deadline" | "deadline" => Ok(Box::new(mq_deadline::MqDeadline::new(dev))),
+        other => Err(format!(
+            "unknown I/O scheduler '{other}' (available: none, mq-deadline)"
+        )),
+    }
+}

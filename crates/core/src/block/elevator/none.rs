@@ -1,0 +1,32 @@
+//! No scheduler: requests go to the driver in the order they were inserted
+//! (the hctx dispatch list of blk-mq without an elevator).
+
+use std::collections::VecDeque;
+
+use super::Elevator;
+use crate::block::ctx::Ctx;
+use crate::block::request::{ReqId, Request};
+use crate::sim::slab::Slab;
+
+#[derive(Default)]
+pub struct NoneSched {
+    fifo: VecDeque<ReqId>,
+}
+
+impl Elevator for NoneSched {
+    fn name(&self) -> &'static str {
+        "none"
+    }
+    fn insert(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>, rq: ReqId) {
+        self.fifo.push_back(rq);
+    }
+    fn dispatch(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>) -> Option<ReqId> {
+        self.fifo.pop_front()
+    }
+    fn has_work(&self) -> bool {
+        !self.fifo.is_empty()
+    }
+    fn queued(&self) -> usize {
+        self.fifo.len()
+    }
+}

@@ -1,0 +1,19 @@
+//! The block layer (the kernel's `block/`): bios and requests, the blk-mq
+//! path, the blkcg tree, blk-throttle, the rq_qos chain (blk-iocost,
+//! blk-iotrack), I/O priorities and blk-ioprio, the I/O schedulers and the
+//! disk statistics.
+
+pub mod bio;
+pub mod blk_cgroup;
+pub mod blk_ioprio;
+pub(crate) mod blk_mq;
+pub mod content_activity;
+pub mod ctx;
+pub mod diskstats;
+pub mod elevator;
+pub mod iocost;
+pub mod ioprio;
+pub mod iotrack;
+pub mod request;
+pub mod rq_qos;
+pub mod throttle;

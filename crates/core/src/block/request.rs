@@ -1,0 +1,44 @@
+//! `struct request`: one or more merged bios, a tag, and the timestamps the
+//! controllers use (blk-mq's `start_time_ns`, `alloc_time_ns`, `io_start_time_ns`).
+
+use crate::block::bio::{BioId, DevId, Op};
+use crate::block::blk_cgroup::CgId;
+use crate::block::ioprio::Ioprio;
+use crate::sim::time::Ns;
+
+pub type ReqId = u32;
+
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub dev: DevId,
+    pub op: Op,
+    /// The blkg of the first bio.
+    pub cg: CgId,
+    pub ioprio: Ioprio,
+    pub sector: u64,
+    pub bytes: u32,
+    pub sync: bool,
+    /// Bios in the request, first one first (merges append or prepend).
+    pub bios: Vec<BioId>,
+    /// `alloc_time_ns`: when request allocation began, before any wait for a tag.
+    pub alloc_time: Ns,
+    /// `start_time_ns`: when the request got its tag (so start - alloc = rq_wait).
+    pub start_time: Ns,
+    /// Inserted into the scheduler.
+    pub insert_time: Ns,
+    /// `io_start_time_ns`: issued to the driver (D).
+    pub issue_time: Ns,
+    /// Scheduler bookkeeping (mq-deadline's `fifo_time`).
+    pub fifo_time: Ns,
+    /// Completion time decided by the device model at issue.
+    pub done_time: Ns,
+}
+
+impl Request {
+    pub fn sectors(&self) -> u64 {
+        (self.bytes as u64) >> 9
+    }
+    pub fn end_sector(&self) -> u64 {
+        self.sector + self.sectors()
+    }
+}

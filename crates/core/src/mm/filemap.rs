@@ -1,0 +1,877 @@
+//! The page cache in the simulated machine: buffered reads and writes of fio
+//! jobs with `direct=0`, page faults of `ioengine=mmap` jobs (memory users),
+//! the bios the page cache builds (reads with readahead, flusher writeback as
+//! kernel bios) and the content-activity priority rule applied to them.
+//!
+//! Semantics (psync): a buffered read that misses blocks until the pages it
+//! needs are uptodate (`filemap_read` → `filemap_get_pages` → wait on the
+//! locked folio); a hit costs `page_copy_ns` per page. A buffered write
+//! copies into page-cache pages and dirties them (`generic_perform_write`);
+//! `balance_dirty_pages` blocks the writer while dirty + writeback pages
+//! exceed the dirty threshold (the model waits for writeback completions
+//! instead of the kernel's proportional pauses). Asynchronous engines are
+//! treated like psync for buffered I/O: Linux's libaio also blocks in
+//! io_submit for buffered files.
+//!
+//! A memory user's io_u touches the pages of its range in order through its
+//! mapping: a mapped page costs `page_copy_ns`; a cached but unmapped page is
+//! a minor fault; a missing page is a major fault (`filemap_fault` with
+//! `do_sync_mmap_readahead`) and the job waits for the page — the wait is the
+//! "fault I/O wait" the seed's eBPF tool measured.
+
+use std::collections::BTreeMap;
+
+use super::readahead::{self, RaState, RaWindow};
+use super::writeback::{Flusher, WorkKind};
+use super::{pf, FileId, FileState, PageCache, PageCacheParams, PageId, PcStats, PAGE_SHIFT};
+use crate::block::bio::{Bio, BioFlags, DevId, JobId, Op, Origin, NO_BIO};
+use crate::block::content_activity::{self, Mode, PageAdd, Submitter};
+use crate::block::ioprio::{Ioprio, IOPRIO_DEFAULT};
+use crate::machine::{JobConfig, Sim};
+use crate::sim::engine::Ev;
+use crate::sim::rng::Rng;
+use crate::sim::slab::Slab;
+use crate::sim::time::Ns;
+use blklab_fio::options::Fadvice;
+
+/// CPU time the flusher spends between two bios (building the next one).
+pub const FLUSHER_BIO_NS: Ns = 2_000;
+
+/// Per-job page-cache figures (reported next to fio's output).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PcJobStats {
+    /// Pages found uptodate in the cache by buffered reads.
+    pub read_hit_pages: u64,
+    /// Pages buffered reads had to wait for.
+    pub read_miss_pages: u64,
+    pub minor_faults: u64,
+    /// Faults that waited for a read (page missing or still locked).
+    pub major_faults: u64,
+    /// Total and largest time spent waiting in major faults.
+    pub fault_wait_ns: u64,
+    pub fault_wait_max_ns: u64,
+    /// Writes that blocked in balance_dirty_pages, and for how long.
+    pub dirty_waits: u64,
+    pub dirty_wait_ns: u64,
+    /// Read bios this job submitted, and how many of them the
+    /// content-activity rule promoted (class RT after it).
+    pub read_bios: u64,
+    pub read_bios_rt: u64,
+}
+
+impl PcJobStats {
+    pub fn mean_fault_wait_ns(&self) -> u64 {
+        self.fault_wait_ns
+            .checked_div(self.major_faults)
+            .unwrap_or(0)
+    }
+}
+
+/// The page cache's part of a run's result.
+#[derive(Clone, Debug, Default)]
+pub struct PcReport {
+    pub stats: PcStats,
+    /// Per job instance (None for direct-I/O jobs).
+    pub jobs: Vec<Option<PcJobStats>>,
+    /// Writeback bios and how many the rule promoted to RT.
+    pub write_bios: u64,
+    pub write_bios_rt: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Wait {
+    Read { first: u64, last: u64 },
+    Fault { idx: u64, since: Ns },
+    Dirty { since: Ns },
+}
+
+struct PcJob {
+    file: FileId,
+    dev: DevId,
+    cg: crate::block::blk_cgroup::CgId,
+    mmap: bool,
+    ra: RaState,
+    /// The job's own open file description: FMODE_RANDOM and `f_ra.ra_pages`
+    /// as fio's fadvise left them, and the device's `bdi->io_pages`.
+    fd: readahead::FdRa,
+    io_u: u32,
+    ddir: u8,
+    /// Memory user: the next page of the io_u's range and its last page.
+    cursor: (u64, u64),
+    cpu: Ns,
+    wait: Option<Wait>,
+    stats: PcJobStats,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct PcIo {
+    op: Op,
+    file: FileId,
+    first: u64,
+    n: u32,
+    dev: DevId,
+}
+
+/// The page cache and its users, owned by the simulator.
+pub struct PcSys {
+    pub cache: PageCache,
+    jobs: Vec<Option<PcJob>>,
+    ios: Slab<PcIo>,
+    flushers: Vec<Flusher>,
+    read_waiters: Vec<JobId>,
+    dirty_waiters: Vec<JobId>,
+    rng: Rng,
+    mode: Mode,
+    /// Scratch space, reused.
+    adds: Vec<PageAdd>,
+    batch: Vec<PageId>,
+    to_submit: Vec<u32>,
+    ready: Vec<JobId>,
+    write_bios: u64,
+    write_bios_rt: u64,
+}
+
+/// Whether a job goes through the page cache.
+pub fn uses_pagecache(jc: &JobConfig) -> bool {
+    !jc.spec.direct || jc.spec.ioengine == blklab_fio::options::Engine::Mmap
+}
+
+impl PcSys {
+    /// Files: one per distinct (device, fio filename); jobs without a
+    /// filename get fio's per-clone file `name.CLONE.0`. A file occupies the
+    /// job's region (offset, size) of the device.
+    pub fn new(
+        params: PageCacheParams,
+        jobs: &[JobConfig],
+        capacities: &[u64],
+        io_pages: &[u64],
+        seed: u64,
+        mode: Mode,
+    ) -> PcSys {
+        let mut cache = PageCache::new(params);
+        let mut names: BTreeMap<(DevId, String), FileId> = BTreeMap::new();
+        let mut pjobs = Vec::with_capacity(jobs.len());
+        for jc in jobs {
+            if !uses_pagecache(jc) {
+                pjobs.push(None);
+                continue;
+            }
+            let s = &jc.spec;
+            let cap = capacities[jc.dev as usize];
+            let base = s.offset.min(cap);
+            let len = s.size.unwrap_or(cap - base).min(cap - base);
+            let fname = s
+                .filename
+                .clone()
+                .unwrap_or_else(|| format!("{}.{}.0", s.name, jc.clone));
+            let file = *names.entry((jc.dev, fname)).or_insert_with(|| {
+                cache.add_file(FileState {
+                    dev: jc.dev,
+                    cg: jc.cgroup,
+                    base,
+                    pages: len.div_ceil(super::PAGE_SIZE),
+                    dirtied_when: None,
+                    wb_index: 0,
+                    nr_dirty: 0,
+                })
+            });
+            let mmap = s.ioengine == blklab_fio::options::Engine::Mmap;
+            // generic_fadvise on the job's own fd (fio's td_io_open_file).
+            // The mmap engine's madvise is not modelled: memory users stand
+            // for programs that map without advice (docs/fidelity/pagecache.md).
+            let advice = if mmap {
+                None
+            } else {
+                s.fadvise_hint.advice(s.rw.is_random())
+            };
+            let dev_ra = cache.params.ra_pages();
+            pjobs.push(Some(PcJob {
+                file,
+                dev: jc.dev,
+                cg: jc.cgroup,
+                mmap,
+                ra: RaState::default(),
+                fd: readahead::FdRa {
+                    random: advice == Some(Fadvice::Random),
+                    ra_pages: if advice == Some(Fadvice::Sequential) {
+                        2 * dev_ra
+                    } else {
+                        dev_ra
+                    },
+                    io_pages: io_pages[jc.dev as usize],
+                },
+                io_u: 0,
+                ddir: 0,
+                cursor: (0, 0),
+                cpu: 0,
+                wait: None,
+                stats: PcJobStats::default(),
+            }));
+        }
+        let interval = cache.params.writeback_interval_ns();
+        let flushers = (0..capacities.len())
+            .map(|d| Flusher {
+                dev: d as DevId,
+                next_periodic: interval,
+                ..Default::default()
+            })
+            .collect();
+        PcSys {
+            cache,
+            jobs: pjobs,
+            ios: Slab::default(),
+            flushers,
+            read_waiters: Vec::new(),
+            dirty_waiters: Vec::new(),
+            rng: Rng::stream(seed, "pagecache/bvec-merge"),
+            mode,
+            adds: Vec::new(),
+            batch: Vec::new(),
+            to_submit: Vec::new(),
+            ready: Vec::new(),
+            write_bios: 0,
+            write_bios_rt: 0,
+        }
+    }
+
+    pub fn report(&self) -> PcReport {
+        PcReport {
+            stats: self.cache.stats.clone(),
+            jobs: self
+                .jobs
+                .iter()
+                .map(|j| j.as_ref().map(|j| j.stats.clone()))
+                .collect(),
+            write_bios: self.write_bios,
+            write_bios_rt: self.write_bios_rt,
+        }
+    }
+
+    /// Build the bio for `self.batch` (contiguous pages of `file`, in index
+    /// order) and put it in the slab; the caller submits it. The per-page
+    /// flags feed the content-activity rule (both variants see the same
+    /// adds, including the bvec merges drawn here).
+    #[allow(clippy::too_many_arguments)]
+    /// The pages batched so far, if any, become one read bio (its id goes to
+    /// `ids`, and `rt` counts it if content activity promoted it to RT).
+    #[allow(clippy::too_many_arguments)]
+    fn flush_read_batch(
+        &mut self,
+        bios: &mut Slab<Bio>,
+        blk_ioprio: &crate::block::blk_ioprio::BlkIoprio,
+        file: FileId,
+        cg: crate::block::blk_cgroup::CgId,
+        task: Submitter,
+        readahead: bool,
+        ids: &mut Vec<u32>,
+        rt: &mut u64,
+    ) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let (id, r) = self.build_bio(bios, blk_ioprio, Op::Read, file, cg, task, readahead);
+        ids.push(id);
+        *rt += r as u64;
+        self.batch.clear();
+    }
+
+    fn build_bio(
+        &mut self,
+        bios: &mut Slab<Bio>,
+        blk_ioprio: &crate::block::blk_ioprio::BlkIoprio,
+        op: Op,
+        file: FileId,
+        cg: crate::block::blk_cgroup::CgId,
+        task: Submitter,
+        readahead: bool,
+    ) -> (u32, bool) {
+        let first = self.cache.page(self.batch[0]).index;
+        let n = self.batch.len() as u32;
+        let mut pre = IOPRIO_DEFAULT;
+        if self.mode != Mode::Off {
+            self.adds.clear();
+            let pct = self.cache.params.bvec_merge_pct as u64;
+            for (i, &p) in self.batch.iter().enumerate() {
+                let pg = self.cache.page(p);
+                let merges = i > 0 && pct > 0 && self.rng.below(100) < pct;
+                self.adds.push(PageAdd {
+                    workingset: pg.has(pf::WORKINGSET),
+                    active: pg.lru == super::lru::Lru::Active,
+                    merges_into_prev: merges,
+                });
+            }
+            pre = content_activity::apply(self.mode, IOPRIO_DEFAULT, &task, &self.adds);
+            if pre != IOPRIO_DEFAULT {
+                self.cache.stats.promoted_bios += 1;
+            }
+        }
+        let ioprio = blk_ioprio.bio_set_ioprio(cg, pre, task.task_prio);
+        let fs = &self.cache.files[file as usize];
+        let dev = fs.dev;
+        let tag = self.ios.insert(PcIo {
+            op,
+            file,
+            first,
+            n,
+            dev,
+        });
+        let bio = Bio {
+            dev,
+            cg,
+            op,
+            flags: BioFlags {
+                sync: op == Op::Read,
+                readahead,
+                submitter_waits: op == Op::Write,
+                ..Default::default()
+            },
+            sector: (fs.base + (first << PAGE_SHIFT)) >> 9,
+            bytes: n << PAGE_SHIFT,
+            ioprio,
+            origin: Origin::Kernel { tag },
+            t_submit: 0,
+            t_alloc: 0,
+            t_queue: 0,
+            t_issue: 0,
+            t_done: 0,
+            pending_frags: 1,
+            qos_cost: 0,
+            chain_next: NO_BIO,
+            qos_pos: 0,
+        };
+        if op == Op::Read {
+            self.cache.stats.read_bios += 1;
+            self.cache.stats.pgpgin_pages += n as u64;
+        } else {
+            self.cache.stats.write_bios += 1;
+            self.cache.stats.pgpgout_pages += n as u64;
+        }
+        let rt = ioprio.class() == crate::block::ioprio::IoprioClass::Rt;
+        (bios.insert(bio), rt)
+    }
+}
+
+fn submitter(task_prio: Ioprio) -> Submitter {
+    Submitter {
+        task_prio,
+        // fio runs SCHED_NORMAL; an RT *I/O* class does not make it a
+        // real-time task.
+        realtime: false,
+    }
+}
+
+impl Sim {
+    fn pc(&mut self) -> &mut PcSys {
+        self.pc.as_deref_mut().expect("page cache present")
+    }
+
+    /// A buffered (or mmap) io_u of job `j`: slot `n`, direction `dd`, byte
+    /// range on the device. The job's phase is already SyncWait(n). Returns
+    /// true if the job goes on at once (it completed from the cache).
+    pub(crate) fn pc_issue(&mut self, j: JobId, n: u32, dd: u8, offset: u64, bytes: u32) -> bool {
+        let pc = self.pc();
+        let pj = pc.jobs[j as usize].as_mut().expect("page-cache job");
+        let fs = &pc.cache.files[pj.file as usize];
+        let rel = offset.saturating_sub(fs.base);
+        let first = rel >> PAGE_SHIFT;
+        let last = ((rel + bytes.max(1) as u64 - 1) >> PAGE_SHIFT).min(fs.pages.saturating_sub(1));
+        let first = first.min(last);
+        pj.io_u = n;
+        pj.ddir = dd;
+        pj.cpu = 0;
+        if pj.mmap {
+            pj.cursor = (first, last);
+            return self.pc_mmap_step(j, true);
+        }
+        if dd == 0 {
+            self.pc_read(j, first, last, offset, bytes)
+        } else {
+            self.pc_write(j, first, last)
+        }
+    }
+
+    /// Read the pages of window `w` that are not cached, as bios of
+    /// contiguous new pages (`page_cache_ra_unbounded`), submitted by job `j`.
+    fn pc_read_window(&mut self, j: JobId, w: RaWindow, readahead: bool) {
+        let in_fault = self.pc().jobs[j as usize].as_ref().is_some_and(|p| p.mmap);
+        let task_prio = self.jobs[j as usize].task_prio();
+        let pc = self.pc.as_deref_mut().expect("page cache");
+        let pj = pc.jobs[j as usize].as_ref().expect("page-cache job");
+        let (file, cg) = (pj.file, pj.cg);
+        let end = (w.start + w.nr).min(pc.cache.files[file as usize].pages);
+        let mark = if w.lookahead > 0 && w.lookahead <= w.nr {
+            w.start + w.nr - w.lookahead
+        } else {
+            u64::MAX
+        };
+        let maxb = pc.cache.params.max_bio_pages as usize;
+        pc.batch.clear();
+        let mut ids = std::mem::take(&mut pc.to_submit);
+        ids.clear();
+        let mut rt = 0u64;
+        let task = submitter(task_prio);
+        for idx in w.start..end {
+            if pc.cache.is_resident(file, idx) {
+                pc.flush_read_batch(
+                    &mut self.bios,
+                    &self.blk_ioprio,
+                    file,
+                    cg,
+                    task,
+                    readahead,
+                    &mut ids,
+                    &mut rt,
+                );
+                continue;
+            }
+            let p = pc.cache.add_page(file, idx, false, in_fault);
+            if idx == mark {
+                pc.cache.page_mut(p).flags |= pf::READAHEAD;
+            }
+            pc.batch.push(p);
+            if pc.batch.len() >= maxb {
+                pc.flush_read_batch(
+                    &mut self.bios,
+                    &self.blk_ioprio,
+                    file,
+                    cg,
+                    task,
+                    readahead,
+                    &mut ids,
+                    &mut rt,
+                );
+            }
+        }
+        pc.flush_read_batch(
+            &mut self.bios,
+            &self.blk_ioprio,
+            file,
+            cg,
+            task,
+            readahead,
+            &mut ids,
+            &mut rt,
+        );
+        let st = &mut pc.jobs[j as usize].as_mut().expect("job").stats;
+        st.read_bios += ids.len() as u64;
+        st.read_bios_rt += rt;
+        for &id in &ids {
+            self.submit_bio(id);
+        }
+        ids.clear();
+        self.pc().to_submit = ids;
+    }
+
+    /// A missing page at `idx`: the readahead window, then the page itself
+    /// if the window did not cover it (`filemap_create_folio`).
+    fn pc_read_missing(&mut self, j: JobId, idx: u64, w: RaWindow) {
+        self.pc_read_window(j, w, false);
+        let pc = self.pc();
+        let file = pc.jobs[j as usize].as_ref().expect("job").file;
+        if !pc.cache.is_resident(file, idx) {
+            self.pc_read_window(
+                j,
+                RaWindow {
+                    start: idx,
+                    nr: 1,
+                    lookahead: 0,
+                },
+                false,
+            );
+        }
+    }
+
+    /// `filemap_read` for pages `first..=last`.
+    fn pc_read(&mut self, j: JobId, first: u64, last: u64, offset: u64, bytes: u32) -> bool {
+        let now = self.now;
+        let mut wait = false;
+        let mut cpu = 0;
+        let pc = self.pc();
+        let copy = pc.cache.params.page_copy_ns;
+        let pj = pc.jobs[j as usize].as_ref().expect("job");
+        let file = pj.file;
+        // The page the previous read ended in is not marked accessed again
+        // (filemap_read's "same folio as last time" test).
+        let prev_page = pj.ra.prev_pos.map(|p| p.saturating_sub(1) >> PAGE_SHIFT);
+        let base = pc.cache.files[file as usize].base;
+        for idx in first..=last {
+            let pc = self.pc();
+            match pc.cache.lookup(file, idx) {
+                super::Lookup::Hit(p) => {
+                    if pc.cache.page(p).has(pf::READAHEAD) {
+                        pc.cache.page_mut(p).flags &= !pf::READAHEAD;
+                        let pj = pc.jobs[j as usize].as_mut().expect("job");
+                        // page_cache_async_ra: the fd's window, FMODE_RANDOM
+                        // or not (another reader may have set the mark).
+                        let w = readahead::ondemand(
+                            &mut pj.ra,
+                            &pc.cache,
+                            file,
+                            idx,
+                            last - idx + 1,
+                            pj.fd.ra_pages,
+                            true,
+                        );
+                        if w.nr > 0 {
+                            self.pc_read_window(j, w, true);
+                        }
+                    }
+                    let pc = self.pc();
+                    if prev_page != Some(idx) {
+                        if let Some(p) = pc.cache.page_at(file, idx) {
+                            pc.cache.mark_accessed(p);
+                        }
+                    }
+                    pc.jobs[j as usize]
+                        .as_mut()
+                        .expect("job")
+                        .stats
+                        .read_hit_pages += 1;
+                    cpu += copy;
+                }
+                super::Lookup::Locked(p) => {
+                    if prev_page != Some(idx) {
+                        pc.cache.mark_accessed(p);
+                    }
+                    pc.jobs[j as usize]
+                        .as_mut()
+                        .expect("job")
+                        .stats
+                        .read_miss_pages += 1;
+                    wait = true;
+                }
+                super::Lookup::Miss => {
+                    let pj = pc.jobs[j as usize].as_mut().expect("job");
+                    let w =
+                        readahead::sync_ra(&mut pj.ra, &pc.cache, file, idx, last - idx + 1, pj.fd);
+                    pj.stats.read_miss_pages += 1;
+                    self.pc_read_missing(j, idx, w);
+                    let pc = self.pc();
+                    if let Some(p) = pc.cache.page_at(file, idx) {
+                        pc.cache.mark_accessed(p);
+                    }
+                    wait = true;
+                }
+            }
+        }
+        let pc = self.pc();
+        let pj = pc.jobs[j as usize].as_mut().expect("job");
+        pj.ra.prev_pos = Some(offset - base + bytes as u64);
+        if wait {
+            pj.wait = Some(Wait::Read { first, last });
+            let n = pj.io_u;
+            debug_assert!(n == pj.io_u);
+            pc.read_waiters.push(j);
+            let _ = now;
+            return false;
+        }
+        let n = pj.io_u;
+        self.io_u_done_inline(j, n, cpu)
+    }
+
+    /// `generic_perform_write` + `balance_dirty_pages_ratelimited`. Pages not
+    /// cached are created uptodate without a read (whole-page overwrite or
+    /// append; read-modify-write of partial pages is not modelled).
+    fn pc_write(&mut self, j: JobId, first: u64, last: u64) -> bool {
+        let now = self.now;
+        let pc = self.pc();
+        let copy = pc.cache.params.page_copy_ns;
+        let pj = pc.jobs[j as usize].as_ref().expect("job");
+        let (file, cg, dev) = (pj.file, pj.cg, pj.dev);
+        pc.cache.files[file as usize].cg = cg;
+        let mut cpu = 0;
+        for idx in first..=last {
+            let p = match pc.cache.page_at(file, idx) {
+                Some(p) => p,
+                None => pc.cache.add_page(file, idx, true, false),
+            };
+            pc.cache.mark_accessed(p);
+            pc.cache.set_dirty(p, now);
+            cpu += copy;
+        }
+        self.pc_after_dirty(j, dev, cpu, true)
+    }
+
+    /// After dirtying: wake the flusher past the background threshold; block
+    /// past the dirty threshold; else the call returns after `cpu`.
+    fn pc_after_dirty(&mut self, j: JobId, dev: DevId, cpu: Ns, inline: bool) -> bool {
+        let now = self.now;
+        let pc = self.pc();
+        let over_bg = pc.cache.over_bg_thresh();
+        let over = pc.cache.over_dirty_thresh();
+        self.flusher_arm(dev, if over_bg { now } else { Ns::MAX });
+        let pc = self.pc();
+        let pj = pc.jobs[j as usize].as_mut().expect("job");
+        let n = pj.io_u;
+        if over {
+            pj.wait = Some(Wait::Dirty { since: now });
+            pj.stats.dirty_waits += 1;
+            pc.dirty_waiters.push(j);
+            return false;
+        }
+        if inline {
+            self.io_u_done_inline(j, n, cpu)
+        } else {
+            self.io_u_complete(j, n);
+            false
+        }
+    }
+
+    /// A memory user walks its io_u's pages through the mapping; returns true
+    /// if the io_u completed inline (`inline` = called from the job's loop).
+    fn pc_mmap_step(&mut self, j: JobId, inline: bool) -> bool {
+        let now = self.now;
+        loop {
+            let pc = self.pc();
+            let max = pc.cache.params.ra_pages();
+            let copy = pc.cache.params.page_copy_ns;
+            let pj = pc.jobs[j as usize].as_mut().expect("job");
+            let (idx, last) = pj.cursor;
+            let file = pj.file;
+            if idx > last {
+                break;
+            }
+            match pc.cache.lookup(file, idx) {
+                super::Lookup::Hit(p) => {
+                    if !pc.cache.page(p).has(pf::MAPPED) {
+                        // minor fault: map the cached page
+                        readahead::mmap_hit(&mut pj.ra);
+                        pj.stats.minor_faults += 1;
+                        if pc.cache.page(p).has(pf::READAHEAD) {
+                            pc.cache.page_mut(p).flags &= !pf::READAHEAD;
+                            let w =
+                                readahead::ondemand(&mut pj.ra, &pc.cache, file, idx, 1, max, true);
+                            if w.nr > 0 {
+                                self.pc_read_window(j, w, true);
+                            }
+                        }
+                    }
+                    let pc = self.pc();
+                    let pj = pc.jobs[j as usize].as_mut().expect("job");
+                    let write = pj.ddir == 1;
+                    pj.cursor.0 += 1;
+                    pj.cpu += copy;
+                    if let Some(p) = pc.cache.page_at(file, idx) {
+                        pc.cache.touch_mapped(p);
+                        if write {
+                            pc.cache.set_dirty(p, now);
+                        }
+                    }
+                }
+                super::Lookup::Locked(_) => {
+                    pj.wait = Some(Wait::Fault { idx, since: now });
+                    pc.read_waiters.push(j);
+                    return false;
+                }
+                super::Lookup::Miss => {
+                    let w = readahead::mmap_fault(&mut pj.ra, idx, max);
+                    self.pc_read_missing(j, idx, w);
+                    let pc = self.pc();
+                    let pj = pc.jobs[j as usize].as_mut().expect("job");
+                    pj.wait = Some(Wait::Fault { idx, since: now });
+                    pc.read_waiters.push(j);
+                    return false;
+                }
+            }
+        }
+        let pc = self.pc();
+        let pj = pc.jobs[j as usize].as_mut().expect("job");
+        let (cpu, n, write, dev) = (pj.cpu, pj.io_u, pj.ddir == 1, pj.dev);
+        if write {
+            return self.pc_after_dirty(j, dev, cpu, inline);
+        }
+        if inline {
+            self.io_u_done_inline(j, n, cpu)
+        } else {
+            self.io_u_complete(j, n);
+            false
+        }
+    }
+
+    /// The flusher's bio got a request (the kworker's submit_bio returned).
+    pub(crate) fn pc_submit_done(&mut self, tag: u32) {
+        let now = self.now;
+        let Some(pc) = self.pc.as_deref_mut() else {
+            return;
+        };
+        let io = *pc.ios.get(tag);
+        if io.op == Op::Write {
+            pc.flushers[io.dev as usize].in_submit = false;
+            self.flusher_arm(io.dev, now + FLUSHER_BIO_NS);
+        }
+    }
+
+    /// A page-cache bio completed (`end_bio_bh_io_sync` / `mpage_end_io`):
+    /// read pages become uptodate and their waiters go on; written pages
+    /// end writeback and throttled writers may continue.
+    pub(crate) fn pc_bio_done(&mut self, tag: u32) {
+        let now = self.now;
+        let Some(pc) = self.pc.as_deref_mut() else {
+            return;
+        };
+        let io = pc.ios.remove(tag);
+        for idx in io.first..io.first + io.n as u64 {
+            let Some(p) = pc.cache.page_at(io.file, idx) else {
+                debug_assert!(false, "page under I/O was evicted");
+                continue;
+            };
+            if io.op == Op::Read {
+                let pg = pc.cache.page_mut(p);
+                pg.flags |= pf::UPTODATE;
+            } else {
+                pc.cache.end_writeback(p);
+            }
+        }
+        if io.op == Op::Read {
+            // Which waiters can go on now (in the order they began waiting).
+            let mut ready = std::mem::take(&mut pc.ready);
+            ready.clear();
+            let mut i = 0;
+            while i < pc.read_waiters.len() {
+                let j = pc.read_waiters[i];
+                let pj = pc.jobs[j as usize].as_ref().expect("job");
+                let ok = |c: &PageCache, a: u64, b: u64| {
+                    (a..=b).all(|x| match c.page_at(pj.file, x) {
+                        Some(p) => c.page(p).has(pf::UPTODATE),
+                        None => true,
+                    })
+                };
+                let done = match pj.wait {
+                    Some(Wait::Read { first, last }) => ok(&pc.cache, first, last),
+                    Some(Wait::Fault { idx, .. }) => ok(&pc.cache, idx, idx),
+                    _ => false,
+                };
+                if done {
+                    pc.read_waiters.remove(i);
+                    ready.push(j);
+                } else {
+                    i += 1;
+                }
+            }
+            for &j in &ready {
+                let pc = self.pc();
+                let pj = pc.jobs[j as usize].as_mut().expect("job");
+                match pj.wait.take() {
+                    Some(Wait::Read { .. }) => {
+                        let n = pj.io_u;
+                        self.io_u_complete(j, n);
+                    }
+                    Some(Wait::Fault { since, .. }) => {
+                        let w = now - since;
+                        pj.stats.major_faults += 1;
+                        pj.stats.fault_wait_ns += w;
+                        pj.stats.fault_wait_max_ns = pj.stats.fault_wait_max_ns.max(w);
+                        self.pc_mmap_step(j, false);
+                    }
+                    _ => {}
+                }
+            }
+            ready.clear();
+            self.pc().ready = ready;
+        } else {
+            if pc.cache.over_bg_thresh() && !pc.flushers[io.dev as usize].in_submit {
+                self.flusher_arm(io.dev, now);
+            }
+            let pc = self.pc();
+            if !pc.cache.over_dirty_thresh() && !pc.dirty_waiters.is_empty() {
+                let waiters = std::mem::take(&mut pc.dirty_waiters);
+                for &j in &waiters {
+                    let pc = self.pc();
+                    let pj = pc.jobs[j as usize].as_mut().expect("job");
+                    if let Some(Wait::Dirty { since }) = pj.wait.take() {
+                        pj.stats.dirty_wait_ns += now - since;
+                    }
+                    let n = pj.io_u;
+                    self.io_u_complete(j, n);
+                }
+                let pc = self.pc();
+                if pc.dirty_waiters.is_empty() {
+                    let mut w = waiters;
+                    w.clear();
+                    pc.dirty_waiters = w;
+                }
+            }
+        }
+    }
+
+    /// Queue the flusher's work to run at `t` (earliest request wins); with
+    /// `t = MAX` only make sure the periodic wake-up is armed.
+    fn flusher_arm(&mut self, dev: DevId, t: Ns) {
+        let pc = self.pc();
+        let fl = &mut pc.flushers[dev as usize];
+        let t = if t == Ns::MAX { fl.next_periodic } else { t };
+        if fl.armed.is_none_or(|a| t < a) {
+            fl.armed = Some(t);
+            self.q.push(t, Ev::Flusher(dev));
+        }
+    }
+
+    /// The flusher kworker runs (`wb_workfn` → `wb_do_writeback`).
+    pub(crate) fn flusher_event(&mut self, dev: DevId) {
+        let now = self.now;
+        let Some(pc) = self.pc.as_deref_mut() else {
+            return;
+        };
+        let fl = &mut pc.flushers[dev as usize];
+        if fl.armed != Some(now) {
+            return; // superseded
+        }
+        fl.armed = None;
+        if fl.in_submit {
+            return;
+        }
+        if now >= fl.next_periodic {
+            // wb_check_old_data_flush
+            fl.next_periodic = now + pc.cache.params.writeback_interval_ns();
+            fl.kupdate = true;
+        }
+        let kinds: [Option<WorkKind>; 2] = [
+            pc.cache.over_bg_thresh().then_some(WorkKind::Background),
+            fl.kupdate.then_some(WorkKind::Kupdate),
+        ];
+        let mut batch = std::mem::take(&mut pc.batch);
+        let mut got = None;
+        for kind in kinds.into_iter().flatten() {
+            let mut fl = std::mem::take(&mut pc.flushers[dev as usize]);
+            let ok = pc.cache.next_writeback_run(&mut fl, kind, now, &mut batch);
+            if !ok && kind == WorkKind::Kupdate {
+                fl.kupdate = false;
+            }
+            pc.flushers[dev as usize] = fl;
+            if ok {
+                got = Some(kind);
+                break;
+            }
+        }
+        if got.is_none() {
+            pc.batch = batch;
+            let has_dirty = pc.cache.nr_dirty > 0;
+            if has_dirty {
+                self.flusher_arm(dev, Ns::MAX);
+            }
+            return;
+        }
+        for &p in &batch {
+            pc.cache.start_writeback(p);
+        }
+        let file = pc.cache.page(batch[0]).file;
+        let cg = pc.cache.files[file as usize].cg;
+        pc.batch = batch;
+        // The kworker's own priority: SCHED_NORMAL nice 0 → BE/4.
+        let task = Submitter::default();
+        let (id, rt) = pc.build_bio(
+            &mut self.bios,
+            &self.blk_ioprio,
+            Op::Write,
+            file,
+            cg,
+            task,
+            false,
+        );
+        pc.batch.clear();
+        pc.write_bios += 1;
+        pc.write_bios_rt += rt as u64;
+        pc.flushers[dev as usize].in_submit = true;
+        self.submit_bio(id);
+    }
+}

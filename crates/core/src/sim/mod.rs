@@ -1,0 +1,11 @@
+//! The simulation engine under the model: the event queue, simulated time,
+//! seeded random streams, arenas, kernel-behaviour switches, the trace
+//! writer and the kernel's error codes. Nothing here knows the block layer.
+
+pub mod engine;
+pub mod kerr;
+pub mod rng;
+pub mod slab;
+pub mod switches;
+pub mod time;
+pub mod trace;
