@@ -11,11 +11,12 @@
 //! in the other crates.
 
 #[macro_use]
-pub mod machine;
 pub mod block;
 pub mod drivers;
+pub mod machine;
 pub mod mm;
 pub mod sim;
+pub mod syscall;
 pub mod workload;
 
 pub use machine::{

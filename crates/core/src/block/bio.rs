@@ -6,9 +6,9 @@ use crate::block::blk_cgroup::CgId;
 use crate::block::ioprio::Ioprio;
 use crate::sim::time::Ns;
 
+pub use crate::sim::engine::{DevId, JobId};
+
 pub type BioId = u32;
-pub type DevId = u16;
-pub type JobId = u32;
 
 /// `enum req_op`, reduced to what the model distinguishes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -8,38 +8,42 @@
 //! → dispatch while the device has room (D, `rq_qos_issue`) → the device model
 //! decides the completion instant → C: `rq_qos_done`, per bio
 //! `rq_qos_done_bio` and `bio_endio` up to the submitter.
+//!
+//! The path is written once, for any [`BlkHost`]: the machine that owns the
+//! block layer and routes its calls up to a bio's submitter.
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
+use crate::block::layer::BlkHost;
 use crate::block::request::{ReqId, Request};
 use crate::block::rq_qos::QosVerdict;
-use crate::machine::Sim;
 use crate::sim::engine::Ev;
 
-impl Sim {
+pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
-    /// its submission is over through `submit_done` (at once, or later if it
+    /// its submission is over through `bio_submitted` (at once, or later if it
     /// slept in the kernel).
-    pub(crate) fn submit_bio(&mut self, id: BioId) {
-        self.peak_bios = self.peak_bios.max(self.bios.len());
-        let b = self.bios.get_mut(id);
-        b.t_submit = self.now;
-        let dev = b.dev;
-        if self.devs[dev as usize].st.throttle.is_active() && !self.bios.get(id).flags.throttled {
+    fn submit_bio(&mut self, id: BioId) {
+        let now = self.now();
+        let b = self.blk();
+        b.peak_bios = b.peak_bios.max(b.bios.len());
+        let bio = b.bios.get_mut(id);
+        bio.t_submit = now;
+        let dev = bio.dev;
+        if b.devs[dev as usize].st.throttle.is_active() && !b.bios.get(id).flags.throttled {
             let held = {
-                let d = &mut self.devs[dev as usize];
-                let mut ctx = dev_ctx!(self, d);
-                d.st.throttle.submit(&mut ctx, id, self.bios.get_mut(id))
+                let d = &mut b.devs[dev as usize];
+                let mut ctx = dev_ctx!(b, now, d);
+                d.st.throttle.submit(&mut ctx, id, b.bios.get_mut(id))
             };
             self.rearm_throttle(dev);
             if held {
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
-                let b = self.bios.get_mut(id);
-                let waits = std::mem::replace(&mut b.flags.submitter_waits, false);
-                match (waits, b.origin) {
-                    (true, Origin::Job { job, io_u }) => self.submit_done(job, io_u),
-                    (true, Origin::Kernel { tag }) => self.pc_submit_done(tag),
-                    _ => {}
+                let bio = self.blk().bios.get_mut(id);
+                let waits = std::mem::replace(&mut bio.flags.submitter_waits, false);
+                let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
+                if waits && !matches!(origin, Origin::Split { .. }) {
+                    self.bio_submitted(origin, dev, cg);
                 }
                 return;
             }
@@ -48,40 +52,44 @@ impl Sim {
     }
 
     /// blk-throttle's pending timer: dispatch what the limits now allow.
-    pub(crate) fn throttle_timer(&mut self, dev: DevId) {
+    fn throttle_timer(&mut self, dev: DevId) {
+        let now = self.now();
+        let b = self.blk();
         {
-            let st = &mut self.devs[dev as usize].st;
-            if st.throttle_armed.0 != Some(self.now) {
+            let st = &mut b.devs[dev as usize].st;
+            if st.throttle_armed.0 != Some(now) {
                 return;
             }
             st.throttle_armed.0 = None;
         }
-        let mut released = std::mem::take(&mut self.released);
+        let mut released = std::mem::take(&mut b.released);
         {
-            let (mut ctx, st) = self.ctx_parts(dev);
+            let (mut ctx, st) = b.ctx_parts(now, dev);
             st.throttle.timer(&mut ctx, &mut released);
         }
         self.rearm_throttle(dev);
+        let b = self.blk();
         for &id in &released {
-            self.bios.get_mut(id).flags.throttled = true;
+            b.bios.get_mut(id).flags.throttled = true;
         }
         let ids: Vec<BioId> = released.drain(..).collect();
-        self.released = released;
+        b.released = released;
         for id in ids {
             self.bio_queue(id);
         }
     }
 
-    pub(crate) fn rearm_throttle(&mut self, dev: DevId) {
-        let st = &mut self.devs[dev as usize].st;
-        let want = st.throttle.next_timer().map(|t| t.max(self.now));
-        st.throttle_armed.set(&mut self.q, want, Ev::Throttle(dev));
+    fn rearm_throttle(&mut self, dev: DevId) {
+        let (b, clk) = self.parts();
+        let st = &mut b.devs[dev as usize].st;
+        let want = st.throttle.next_timer().map(|t| t.max(clk.now));
+        st.throttle_armed.set(&mut clk.q, want, Ev::Throttle(dev));
     }
 
     /// `submit_bio_noacct_nocheck`: the Q point (blktrace Q, iotrack's bi_issue).
-    pub(crate) fn bio_queue(&mut self, id: BioId) {
-        let now = self.now;
-        let b = self.bios.get_mut(id);
+    fn bio_queue(&mut self, id: BioId) {
+        let now = self.now();
+        let b = self.blk().bios.get_mut(id);
         b.t_queue = now;
         let dev = b.dev;
         self.split_and_start(dev, id);
@@ -92,20 +100,22 @@ impl Sim {
     /// are handled one after another by the submitting context, the original
     /// bio carries the last piece and completes when all pieces have.
     fn split_and_start(&mut self, dev: DevId, id: BioId) {
-        let max = self.devs[dev as usize].info.max_bytes();
+        let now = self.now();
+        let b = self.blk();
+        let max = b.devs[dev as usize].info.max_bytes();
         let (bytes, sector) = {
-            let b = self.bios.get(id);
-            (b.bytes, b.sector)
+            let bio = b.bios.get(id);
+            (bio.bytes, bio.sector)
         };
-        if max == 0 || bytes <= max || !self.switches.is("blk.split", "on") {
-            self.bios.get_mut(id).pending_frags = 1;
+        if max == 0 || bytes <= max || !b.switches.is("blk.split", "on") {
+            b.bios.get_mut(id).pending_frags = 1;
             return self.start_piece(dev, id);
         }
         let pieces = bytes.div_ceil(max);
-        let template = self.bios.get(id).clone();
-        if self.devs[dev as usize].st.throttle.is_active() {
-            let d = &mut self.devs[dev as usize];
-            let mut ctx = dev_ctx!(self, d);
+        let template = b.bios.get(id).clone();
+        if b.devs[dev as usize].st.throttle.is_active() {
+            let d = &mut b.devs[dev as usize];
+            let mut ctx = dev_ctx!(b, now, d);
             d.st.throttle
                 .bio_split(&mut ctx, template.cg, template.op, pieces - 1);
         }
@@ -120,23 +130,23 @@ impl Sim {
             f.pending_frags = 1;
             f.chain_next = NO_BIO;
             f.flags.submitter_waits = false;
-            let fid = self.bios.insert(f);
+            let fid = b.bios.insert(f);
             if prev == NO_BIO {
                 first = fid;
             } else {
-                self.bios.get_mut(prev).chain_next = fid;
+                b.bios.get_mut(prev).chain_next = fid;
             }
             prev = fid;
             off += max;
         }
         {
-            let b = self.bios.get_mut(id);
-            b.sector = sector + (off as u64 >> 9);
-            b.bytes = bytes - off;
-            b.pending_frags = pieces as u16;
+            let bio = b.bios.get_mut(id);
+            bio.sector = sector + (off as u64 >> 9);
+            bio.bytes = bytes - off;
+            bio.pending_frags = pieces as u16;
         }
-        self.bios.get_mut(prev).chain_next = id;
-        self.peak_bios = self.peak_bios.max(self.bios.len());
+        b.bios.get_mut(prev).chain_next = id;
+        b.peak_bios = b.peak_bios.max(b.bios.len());
         self.start_piece(dev, first);
     }
 
@@ -145,44 +155,47 @@ impl Sim {
         if self.try_merge(dev, id) {
             return self.piece_submitted(id);
         }
-        self.bios.get_mut(id).qos_pos = 0;
+        self.blk().bios.get_mut(id).qos_pos = 0;
         self.qos_throttle(dev, id);
     }
 
     /// `blk_mq_attempt_bio_merge` → the scheduler's bio_merge, then `rq_qos_merge`.
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
-        let bio = self.bios.get(id).clone();
+        let now = self.now();
+        let b = self.blk();
+        let bio = b.bios.get(id).clone();
         let merged = {
-            let d = &mut self.devs[dev as usize];
-            let mut ctx = dev_ctx!(self, d);
-            d.st.elv.bio_merge(&mut ctx, &mut self.reqs, id, &bio)
+            let d = &mut b.devs[dev as usize];
+            let mut ctx = dev_ctx!(b, now, d);
+            d.st.elv.bio_merge(&mut ctx, &mut b.reqs, id, &bio)
         };
         self.free_merged(dev);
         let Some(rq) = merged else { return false };
-        {
-            let d = &mut self.devs[dev as usize];
-            let mut ctx = dev_ctx!(self, d);
-            let r = self.reqs.get(rq);
-            let b = self.bios.get_mut(id);
-            d.st.diskstats.merged(b.op);
-            for q in d.st.qos.iter_mut() {
-                q.merge(&mut ctx, r, b);
-            }
+        let b = self.blk();
+        let d = &mut b.devs[dev as usize];
+        let mut ctx = dev_ctx!(b, now, d);
+        let r = b.reqs.get(rq);
+        let bio = b.bios.get_mut(id);
+        d.st.diskstats.merged(bio.op);
+        for q in d.st.qos.iter_mut() {
+            q.merge(&mut ctx, r, bio);
         }
         true
     }
 
     /// `rq_qos_throttle`, resuming after the member that released the bio.
     fn qos_throttle(&mut self, dev: DevId, id: BioId) {
-        let start = self.bios.get(id).qos_pos as usize;
-        let n = self.devs[dev as usize].st.qos.len();
+        let now = self.now();
+        let start = self.blk().bios.get(id).qos_pos as usize;
+        let n = self.blk().devs[dev as usize].st.qos.len();
         for i in start..n {
             let verdict = {
-                let d = &mut self.devs[dev as usize];
-                let mut ctx = dev_ctx!(self, d);
-                let b = self.bios.get_mut(id);
-                b.qos_pos = i as u8 + 1;
-                d.st.qos[i].throttle(&mut ctx, id, b)
+                let b = self.blk();
+                let d = &mut b.devs[dev as usize];
+                let mut ctx = dev_ctx!(b, now, d);
+                let bio = b.bios.get_mut(id);
+                bio.qos_pos = i as u8 + 1;
+                d.st.qos[i].throttle(&mut ctx, id, bio)
             };
             self.rearm_qos_member(dev, i);
             if verdict == QosVerdict::Wait {
@@ -194,8 +207,10 @@ impl Sim {
 
     /// `__blk_mq_alloc_requests`: take a tag or wait for one, FIFO.
     fn get_request(&mut self, dev: DevId, id: BioId) {
-        self.bios.get_mut(id).t_alloc = self.now;
-        let d = &mut self.devs[dev as usize];
+        let now = self.now();
+        let b = self.blk();
+        b.bios.get_mut(id).t_alloc = now;
+        let d = &mut b.devs[dev as usize];
         if d.st.tags_used >= d.info.nr_requests || !d.st.tag_waiters.is_empty() {
             d.st.tag_waiters.push_back(id);
             return;
@@ -205,17 +220,18 @@ impl Sim {
 
     /// A tag is available: build the request, track it, insert it, run the queue.
     fn alloc_request(&mut self, dev: DevId, id: BioId) {
-        let now = self.now;
-        let b = self.bios.get(id);
-        let alloc_began = b.t_alloc;
+        let now = self.now();
+        let b = self.blk();
+        let bio = b.bios.get(id);
+        let alloc_began = bio.t_alloc;
         let rq = Request {
             dev,
-            op: b.op,
-            cg: b.cg,
-            ioprio: b.ioprio,
-            sector: b.sector,
-            bytes: b.bytes,
-            sync: b.flags.sync || b.op == Op::Read,
+            op: bio.op,
+            cg: bio.cg,
+            ioprio: bio.ioprio,
+            sector: bio.sector,
+            bytes: bio.bytes,
+            sync: bio.flags.sync || bio.op == Op::Read,
             bios: vec![id],
             alloc_time: alloc_began,
             start_time: now,
@@ -224,18 +240,18 @@ impl Sim {
             fifo_time: 0,
             done_time: 0,
         };
-        let rid = self.reqs.insert(rq);
+        let rid = b.reqs.insert(rq);
         {
-            let d = &mut self.devs[dev as usize];
+            let d = &mut b.devs[dev as usize];
             d.st.tags_used += 1;
-            d.st.diskstats.start(now, self.reqs.get(rid).op);
-            let mut ctx = dev_ctx!(self, d);
-            let r = self.reqs.get(rid);
-            let b = self.bios.get(id);
+            d.st.diskstats.start(now, b.reqs.get(rid).op);
+            let mut ctx = dev_ctx!(b, now, d);
+            let r = b.reqs.get(rid);
+            let bio = b.bios.get(id);
             for q in d.st.qos.iter_mut() {
-                q.track(&mut ctx, r, b);
+                q.track(&mut ctx, r, bio);
             }
-            d.st.elv.insert(&mut ctx, &mut self.reqs, rid);
+            d.st.elv.insert(&mut ctx, &mut b.reqs, rid);
         }
         self.free_merged(dev);
         self.piece_submitted(id);
@@ -245,31 +261,33 @@ impl Sim {
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):
     /// the tag returns, rq_qos sees the request done, a tag waiter may go on.
     fn free_merged(&mut self, dev: DevId) {
+        let now = self.now();
+        let b = self.blk();
         let mut freed = Vec::new();
-        self.devs[dev as usize].st.elv.take_freed(&mut freed);
+        b.devs[dev as usize].st.elv.take_freed(&mut freed);
         if freed.is_empty() {
             return;
         }
-        let mut released = std::mem::take(&mut self.released);
+        let mut released = std::mem::take(&mut b.released);
         for rid in freed {
-            let rq = self.reqs.remove(rid);
-            let d = &mut self.devs[dev as usize];
+            let rq = b.reqs.remove(rid);
+            let d = &mut b.devs[dev as usize];
             d.st.tags_used -= 1;
-            d.st.diskstats.merged_request(self.now, rq.op);
-            let mut ctx = dev_ctx!(self, d);
+            d.st.diskstats.merged_request(now, rq.op);
+            let mut ctx = dev_ctx!(b, now, d);
             for q in d.st.qos.iter_mut() {
                 q.done(&mut ctx, &rq, &mut released);
             }
         }
         self.wake_tag_waiters(dev);
         self.continue_released(dev, &mut released);
-        self.released = released;
+        self.blk().released = released;
     }
 
     /// A freed tag goes to the first waiter.
     fn wake_tag_waiters(&mut self, dev: DevId) {
         while let Some(w) = {
-            let d = &mut self.devs[dev as usize];
+            let d = &mut self.blk().devs[dev as usize];
             if d.st.tags_used < d.info.nr_requests {
                 d.st.tag_waiters.pop_front()
             } else {
@@ -283,113 +301,123 @@ impl Sim {
     /// This piece has a request (or was merged): start the next piece, or tell
     /// the submitter its call returned.
     fn piece_submitted(&mut self, id: BioId) {
-        let b = self.bios.get(id);
-        let next = b.chain_next;
+        let b = self.blk();
+        let bio = b.bios.get(id);
+        let next = bio.chain_next;
         if next != NO_BIO {
-            let dev = b.dev;
-            self.bios.get_mut(id).chain_next = NO_BIO;
+            let dev = bio.dev;
+            b.bios.get_mut(id).chain_next = NO_BIO;
             return self.start_piece(dev, next);
         }
-        if b.flags.submitter_waits {
-            match b.origin {
-                Origin::Job { job, io_u } => self.submit_done(job, io_u),
-                // the page cache's flusher waits in submit_bio too
-                Origin::Kernel { tag } => self.pc_submit_done(tag),
-                Origin::Split { .. } => {}
-            }
+        // the page cache's flusher waits in submit_bio too
+        if bio.flags.submitter_waits && !matches!(bio.origin, Origin::Split { .. }) {
+            let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
+            self.bio_submitted(origin, dev, cg);
         }
     }
 
     /// `blk_mq_run_hw_queue`: dispatch while the device has room.
-    pub(crate) fn run_queue(&mut self, dev: DevId) {
+    fn run_queue(&mut self, dev: DevId) {
+        let (b, clk) = self.parts();
+        let now = clk.now;
         loop {
-            let now = self.now;
-            let d = &mut self.devs[dev as usize];
+            let d = &mut b.devs[dev as usize];
             if d.st.in_device >= d.info.queue_depth || !d.st.elv.has_work() {
                 break;
             }
-            let mut ctx = dev_ctx!(self, d);
-            let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut self.reqs) else {
+            let mut ctx = dev_ctx!(b, now, d);
+            let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut b.reqs) else {
                 break;
             };
-            let r = self.reqs.get_mut(rid);
+            let r = b.reqs.get_mut(rid);
             r.issue_time = now;
-            for &b in &r.bios {
-                self.bios.get_mut(b).t_issue = now;
+            for &bi in &r.bios {
+                b.bios.get_mut(bi).t_issue = now;
             }
-            let r = self.reqs.get(rid);
+            let r = b.reqs.get(rid);
             for q in d.st.qos.iter_mut() {
                 q.issue(&mut ctx, r);
             }
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             d.st.in_device += 1;
-            self.reqs.get_mut(rid).done_time = done;
-            self.q.push(done, Ev::Complete(dev, rid));
+            b.reqs.get_mut(rid).done_time = done;
+            clk.q.push(done, Ev::Complete(dev, rid));
         }
-        let st = &mut self.devs[dev as usize].st;
+        let st = &mut b.devs[dev as usize].st;
         if let Some(t) = st.elv.next_run() {
-            st.elv_armed.set(&mut self.q, Some(t), Ev::Elevator(dev));
+            st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
+        }
+    }
+
+    /// The scheduler's own timer (e.g. mq-deadline's aging) fired.
+    fn elevator_timer(&mut self, dev: DevId) {
+        let now = self.now();
+        let st = &mut self.blk().devs[dev as usize].st;
+        if st.elv_armed.0 == Some(now) {
+            st.elv_armed.0 = None;
+            self.run_queue(dev);
         }
     }
 
     /// The device completed request `rid` (`blk_mq_end_request`).
-    pub(crate) fn complete_request(&mut self, dev: DevId, rid: ReqId) {
-        let mut released = std::mem::take(&mut self.released);
-        let rq = self.reqs.remove(rid);
+    fn complete_request(&mut self, dev: DevId, rid: ReqId) {
+        let now = self.now();
+        let b = self.blk();
+        let mut released = std::mem::take(&mut b.released);
+        let rq = b.reqs.remove(rid);
         {
-            let d = &mut self.devs[dev as usize];
+            let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
             d.st.tags_used -= 1;
             d.st.rqs_done += 1;
-            d.st.diskstats
-                .done(self.now, rq.op, rq.sectors(), rq.start_time);
-            let mut ctx = dev_ctx!(self, d);
-            d.st.elv.completed(&mut ctx, &self.reqs, rid);
+            d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
+            let mut ctx = dev_ctx!(b, now, d);
+            d.st.elv.completed(&mut ctx, &b.reqs, rid);
             for q in d.st.qos.iter_mut() {
                 q.done(&mut ctx, &rq, &mut released);
             }
         }
-        for &b in &rq.bios {
-            self.bio_endio(dev, b, &mut released);
+        for &bi in &rq.bios {
+            self.bio_endio(dev, bi, &mut released);
         }
         self.wake_tag_waiters(dev);
         self.continue_released(dev, &mut released);
-        self.released = released;
+        self.blk().released = released;
         self.rearm_qos(dev);
         self.run_queue(dev);
     }
 
     /// `bio_endio`: C for this bio; `rq_qos_done_bio`; then up to its parent or submitter.
     fn bio_endio(&mut self, dev: DevId, id: BioId, released: &mut Vec<BioId>) {
-        let now = self.now;
+        let now = self.now();
+        let b = self.blk();
         let left = {
-            let b = self.bios.get_mut(id);
-            b.pending_frags -= 1;
-            b.pending_frags
+            let bio = b.bios.get_mut(id);
+            bio.pending_frags -= 1;
+            bio.pending_frags
         };
         if left > 0 {
             return;
         }
-        self.bios.get_mut(id).t_done = now;
+        b.bios.get_mut(id).t_done = now;
         {
-            let d = &mut self.devs[dev as usize];
+            let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
-            let mut ctx = dev_ctx!(self, d);
-            let b = self.bios.get(id);
+            let mut ctx = dev_ctx!(b, now, d);
+            let bio = b.bios.get(id);
             for q in d.st.qos.iter_mut() {
-                q.done_bio(&mut ctx, b, released);
+                q.done_bio(&mut ctx, bio, released);
             }
         }
-        let bio = self.bios.remove(id);
+        let bio = b.bios.remove(id);
         match bio.origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),
-            Origin::Job { job, io_u } => self.io_u_complete(job, io_u),
-            Origin::Kernel { tag } => self.pc_bio_done(tag),
+            origin => self.bio_end_io(origin),
         }
     }
 
     /// Bios a controller let go continue down the path from where they stopped.
-    pub(crate) fn continue_released(&mut self, dev: DevId, released: &mut Vec<BioId>) {
+    fn continue_released(&mut self, dev: DevId, released: &mut Vec<BioId>) {
         // Released bios may release more (none do today); drain in order.
         let mut i = 0;
         while i < released.len() {
@@ -401,33 +429,38 @@ impl Sim {
     }
 
     /// A controller's timer fired.
-    pub(crate) fn qos_timer(&mut self, dev: DevId, i: usize) {
+    fn qos_timer(&mut self, dev: DevId, i: usize) {
+        let now = self.now();
+        let b = self.blk();
         {
-            let st = &mut self.devs[dev as usize].st;
-            if st.qos_armed[i].0 != Some(self.now) {
+            let st = &mut b.devs[dev as usize].st;
+            if st.qos_armed[i].0 != Some(now) {
                 return; // superseded
             }
             st.qos_armed[i].0 = None;
         }
-        let mut released = std::mem::take(&mut self.released);
+        let mut released = std::mem::take(&mut b.released);
         {
-            let (mut ctx, st) = self.ctx_parts(dev);
+            let (mut ctx, st) = b.ctx_parts(now, dev);
             st.qos[i].timer(&mut ctx, &mut released);
         }
         self.continue_released(dev, &mut released);
-        self.released = released;
+        self.blk().released = released;
         self.rearm_qos(dev);
     }
 
-    pub(crate) fn rearm_qos(&mut self, dev: DevId) {
-        for i in 0..self.devs[dev as usize].st.qos.len() {
+    fn rearm_qos(&mut self, dev: DevId) {
+        for i in 0..self.blk().devs[dev as usize].st.qos.len() {
             self.rearm_qos_member(dev, i);
         }
     }
 
     fn rearm_qos_member(&mut self, dev: DevId, i: usize) {
-        let st = &mut self.devs[dev as usize].st;
-        let want = st.qos[i].next_timer().map(|t| t.max(self.now));
-        st.qos_armed[i].set(&mut self.q, want, Ev::Qos(dev, i as u8));
+        let (b, clk) = self.parts();
+        let st = &mut b.devs[dev as usize].st;
+        let want = st.qos[i].next_timer().map(|t| t.max(clk.now));
+        st.qos_armed[i].set(&mut clk.q, want, Ev::Qos(dev, i as u8));
     }
 }
+
+impl<T: BlkHost> BlkMq for T {}

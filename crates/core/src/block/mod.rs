@@ -3,6 +3,8 @@
 //! blk-iotrack), I/O priorities and blk-ioprio, the I/O schedulers and the
 //! disk statistics.
 
+#[macro_use]
+pub(crate) mod layer;
 pub mod bio;
 pub mod blk_cgroup;
 pub mod blk_ioprio;

@@ -6,7 +6,7 @@ use crate::block::blk_cgroup::CgId;
 use crate::block::ioprio::Ioprio;
 use crate::sim::time::Ns;
 
-pub type ReqId = u32;
+pub use crate::sim::engine::ReqId;
 
 #[derive(Clone, Debug)]
 pub struct Request {

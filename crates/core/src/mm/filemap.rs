@@ -25,14 +25,14 @@ use super::readahead::{self, RaState, RaWindow};
 use super::writeback::{Flusher, WorkKind};
 use super::{pf, FileId, FileState, PageCache, PageCacheParams, PageId, PcStats, PAGE_SHIFT};
 use crate::block::bio::{Bio, BioFlags, DevId, JobId, Op, Origin, NO_BIO};
+use crate::block::blk_mq::BlkMq;
 use crate::block::content_activity::{self, Mode, PageAdd, Submitter};
 use crate::block::ioprio::{Ioprio, IOPRIO_DEFAULT};
-use crate::machine::{JobConfig, Sim};
+use crate::block::layer::{BlkHost, BlockLayer};
 use crate::sim::engine::Ev;
 use crate::sim::rng::Rng;
 use crate::sim::slab::Slab;
 use crate::sim::time::Ns;
-use blklab_fio::options::Fadvice;
 
 /// CPU time the flusher spends between two bios (building the next one).
 pub const FLUSHER_BIO_NS: Ns = 2_000;
@@ -99,6 +99,8 @@ struct PcJob {
     /// Memory user: the next page of the io_u's range and its last page.
     cursor: (u64, u64),
     cpu: Ns,
+    /// The task's I/O priority (`ioprio_get`), as its last call gave it.
+    task_prio: Ioprio,
     wait: Option<Wait>,
     stats: PcJobStats,
 }
@@ -131,18 +133,32 @@ pub struct PcSys {
     write_bios_rt: u64,
 }
 
-/// Whether a job goes through the page cache.
-pub fn uses_pagecache(jc: &JobConfig) -> bool {
-    !jc.spec.direct || jc.spec.ioengine == blklab_fio::options::Engine::Mmap
+/// A task's file in the page cache, as its `open` and `posix_fadvise` left
+/// it: the file's extent on the device and the advice on its descriptor.
+#[derive(Clone, Debug)]
+pub struct PcOpen {
+    pub dev: DevId,
+    pub cg: crate::block::blk_cgroup::CgId,
+    /// The file's name: tasks that name the same file on the same device share it.
+    pub name: String,
+    /// The file's first byte on the device and its length.
+    pub base: u64,
+    pub len: u64,
+    /// The task maps the file and touches it through page faults.
+    pub mmap: bool,
+    /// POSIX_FADV_RANDOM (FMODE_RANDOM) on the descriptor.
+    pub fadv_random: bool,
+    /// POSIX_FADV_SEQUENTIAL: twice the device's readahead window.
+    pub fadv_sequential: bool,
 }
 
 impl PcSys {
-    /// Files: one per distinct (device, fio filename); jobs without a
-    /// filename get fio's per-clone file `name.CLONE.0`. A file occupies the
-    /// job's region (offset, size) of the device.
+    /// Files: one per distinct (device, name), occupying the first opener's
+    /// extent of the device. `users[j]` is task j's file, None for a task
+    /// that does direct I/O.
     pub fn new(
         params: PageCacheParams,
-        jobs: &[JobConfig],
+        users: &[Option<PcOpen>],
         capacities: &[u64],
         io_pages: &[u64],
         seed: u64,
@@ -150,60 +166,44 @@ impl PcSys {
     ) -> PcSys {
         let mut cache = PageCache::new(params);
         let mut names: BTreeMap<(DevId, String), FileId> = BTreeMap::new();
-        let mut pjobs = Vec::with_capacity(jobs.len());
-        for jc in jobs {
-            if !uses_pagecache(jc) {
+        let mut pjobs = Vec::with_capacity(users.len());
+        for u in users {
+            let Some(u) = u else {
                 pjobs.push(None);
                 continue;
-            }
-            let s = &jc.spec;
-            let cap = capacities[jc.dev as usize];
-            let base = s.offset.min(cap);
-            let len = s.size.unwrap_or(cap - base).min(cap - base);
-            let fname = s
-                .filename
-                .clone()
-                .unwrap_or_else(|| format!("{}.{}.0", s.name, jc.clone));
-            let file = *names.entry((jc.dev, fname)).or_insert_with(|| {
+            };
+            let file = *names.entry((u.dev, u.name.clone())).or_insert_with(|| {
                 cache.add_file(FileState {
-                    dev: jc.dev,
-                    cg: jc.cgroup,
-                    base,
-                    pages: len.div_ceil(super::PAGE_SIZE),
+                    dev: u.dev,
+                    cg: u.cg,
+                    base: u.base,
+                    pages: u.len.div_ceil(super::PAGE_SIZE),
                     dirtied_when: None,
                     wb_index: 0,
                     nr_dirty: 0,
                 })
             });
-            let mmap = s.ioengine == blklab_fio::options::Engine::Mmap;
-            // generic_fadvise on the job's own fd (fio's td_io_open_file).
-            // The mmap engine's madvise is not modelled: memory users stand
-            // for programs that map without advice (docs/fidelity/pagecache.md).
-            let advice = if mmap {
-                None
-            } else {
-                s.fadvise_hint.advice(s.rw.is_random())
-            };
             let dev_ra = cache.params.ra_pages();
             pjobs.push(Some(PcJob {
                 file,
-                dev: jc.dev,
-                cg: jc.cgroup,
-                mmap,
+                dev: u.dev,
+                cg: u.cg,
+                mmap: u.mmap,
                 ra: RaState::default(),
                 fd: readahead::FdRa {
-                    random: advice == Some(Fadvice::Random),
-                    ra_pages: if advice == Some(Fadvice::Sequential) {
+                    random: u.fadv_random,
+                    ra_pages: if u.fadv_sequential {
                         2 * dev_ra
                     } else {
                         dev_ra
                     },
-                    io_pages: io_pages[jc.dev as usize],
+                    io_pages: io_pages[u.dev as usize],
                 },
                 io_u: 0,
                 ddir: 0,
                 cursor: (0, 0),
                 cpu: 0,
+                task_prio: IOPRIO_DEFAULT,
                 wait: None,
                 stats: PcJobStats::default(),
             }));
@@ -360,17 +360,40 @@ fn submitter(task_prio: Ioprio) -> Submitter {
     }
 }
 
-impl Sim {
+/// What the page cache needs from the machine around it: its own state next
+/// to the block layer's, and the completion of a task's call that slept.
+pub(crate) trait MmHost: BlkHost {
+    fn mm(&mut self) -> Option<&mut PcSys>;
+    fn mm_parts(&mut self) -> (&mut PcSys, &mut BlockLayer);
+    /// Task `j`'s call for io_u `n` is over after it slept in the kernel
+    /// (the pages it waited for are uptodate, or the dirty limit let it go).
+    fn task_io_done(&mut self, j: JobId, n: u32);
+}
+
+/// The page cache's paths: the read/write/fault calls of tasks, bio
+/// completion and the flusher, written once for any [`MmHost`].
+pub(crate) trait Filemap: MmHost + BlkMq {
     fn pc(&mut self) -> &mut PcSys {
-        self.pc.as_deref_mut().expect("page cache present")
+        self.mm().expect("page cache present")
     }
 
-    /// A buffered (or mmap) io_u of job `j`: slot `n`, direction `dd`, byte
-    /// range on the device. The job's phase is already SyncWait(n). Returns
-    /// true if the job goes on at once (it completed from the cache).
-    pub(crate) fn pc_issue(&mut self, j: JobId, n: u32, dd: u8, offset: u64, bytes: u32) -> bool {
+    /// A buffered (or mmap) io_u of task `j` (`read`/`write` on its file, or
+    /// the page faults of touching its mapping): slot `n`, direction `dd`,
+    /// byte range on the device, the task's I/O priority. Returns the CPU
+    /// time after which the call returns when it completed from the cache,
+    /// None when the task sleeps (then `task_io_done` ends the call).
+    fn pc_issue(
+        &mut self,
+        j: JobId,
+        n: u32,
+        dd: u8,
+        offset: u64,
+        bytes: u32,
+        task_prio: Ioprio,
+    ) -> Option<Ns> {
         let pc = self.pc();
         let pj = pc.jobs[j as usize].as_mut().expect("page-cache job");
+        pj.task_prio = task_prio;
         let fs = &pc.cache.files[pj.file as usize];
         let rel = offset.saturating_sub(fs.base);
         let first = rel >> PAGE_SHIFT;
@@ -394,10 +417,9 @@ impl Sim {
     /// contiguous new pages (`page_cache_ra_unbounded`), submitted by job `j`.
     fn pc_read_window(&mut self, j: JobId, w: RaWindow, readahead: bool) {
         let in_fault = self.pc().jobs[j as usize].as_ref().is_some_and(|p| p.mmap);
-        let task_prio = self.jobs[j as usize].task_prio();
-        let pc = self.pc.as_deref_mut().expect("page cache");
+        let (pc, b) = self.mm_parts();
         let pj = pc.jobs[j as usize].as_ref().expect("page-cache job");
-        let (file, cg) = (pj.file, pj.cg);
+        let (file, cg, task_prio) = (pj.file, pj.cg, pj.task_prio);
         let end = (w.start + w.nr).min(pc.cache.files[file as usize].pages);
         let mark = if w.lookahead > 0 && w.lookahead <= w.nr {
             w.start + w.nr - w.lookahead
@@ -413,8 +435,8 @@ impl Sim {
         for idx in w.start..end {
             if pc.cache.is_resident(file, idx) {
                 pc.flush_read_batch(
-                    &mut self.bios,
-                    &self.blk_ioprio,
+                    &mut b.bios,
+                    &b.blk_ioprio,
                     file,
                     cg,
                     task,
@@ -431,8 +453,8 @@ impl Sim {
             pc.batch.push(p);
             if pc.batch.len() >= maxb {
                 pc.flush_read_batch(
-                    &mut self.bios,
-                    &self.blk_ioprio,
+                    &mut b.bios,
+                    &b.blk_ioprio,
                     file,
                     cg,
                     task,
@@ -443,8 +465,8 @@ impl Sim {
             }
         }
         pc.flush_read_batch(
-            &mut self.bios,
-            &self.blk_ioprio,
+            &mut b.bios,
+            &b.blk_ioprio,
             file,
             cg,
             task,
@@ -482,8 +504,7 @@ impl Sim {
     }
 
     /// `filemap_read` for pages `first..=last`.
-    fn pc_read(&mut self, j: JobId, first: u64, last: u64, offset: u64, bytes: u32) -> bool {
-        let now = self.now;
+    fn pc_read(&mut self, j: JobId, first: u64, last: u64, offset: u64, bytes: u32) -> Option<Ns> {
         let mut wait = false;
         let mut cpu = 0;
         let pc = self.pc();
@@ -559,21 +580,17 @@ impl Sim {
         pj.ra.prev_pos = Some(offset - base + bytes as u64);
         if wait {
             pj.wait = Some(Wait::Read { first, last });
-            let n = pj.io_u;
-            debug_assert!(n == pj.io_u);
             pc.read_waiters.push(j);
-            let _ = now;
-            return false;
+            return None;
         }
-        let n = pj.io_u;
-        self.io_u_done_inline(j, n, cpu)
+        Some(cpu)
     }
 
     /// `generic_perform_write` + `balance_dirty_pages_ratelimited`. Pages not
     /// cached are created uptodate without a read (whole-page overwrite or
     /// append; read-modify-write of partial pages is not modelled).
-    fn pc_write(&mut self, j: JobId, first: u64, last: u64) -> bool {
-        let now = self.now;
+    fn pc_write(&mut self, j: JobId, first: u64, last: u64) -> Option<Ns> {
+        let now = self.now();
         let pc = self.pc();
         let copy = pc.cache.params.page_copy_ns;
         let pj = pc.jobs[j as usize].as_ref().expect("job");
@@ -594,8 +611,8 @@ impl Sim {
 
     /// After dirtying: wake the flusher past the background threshold; block
     /// past the dirty threshold; else the call returns after `cpu`.
-    fn pc_after_dirty(&mut self, j: JobId, dev: DevId, cpu: Ns, inline: bool) -> bool {
-        let now = self.now;
+    fn pc_after_dirty(&mut self, j: JobId, dev: DevId, cpu: Ns, inline: bool) -> Option<Ns> {
+        let now = self.now();
         let pc = self.pc();
         let over_bg = pc.cache.over_bg_thresh();
         let over = pc.cache.over_dirty_thresh();
@@ -607,20 +624,21 @@ impl Sim {
             pj.wait = Some(Wait::Dirty { since: now });
             pj.stats.dirty_waits += 1;
             pc.dirty_waiters.push(j);
-            return false;
+            return None;
         }
         if inline {
-            self.io_u_done_inline(j, n, cpu)
+            Some(cpu)
         } else {
-            self.io_u_complete(j, n);
-            false
+            self.task_io_done(j, n);
+            None
         }
     }
 
-    /// A memory user walks its io_u's pages through the mapping; returns true
-    /// if the io_u completed inline (`inline` = called from the job's loop).
-    fn pc_mmap_step(&mut self, j: JobId, inline: bool) -> bool {
-        let now = self.now;
+    /// A memory user walks its io_u's pages through the mapping; returns the
+    /// call's CPU time if the io_u completed inline (`inline` = called from
+    /// the task's own call).
+    fn pc_mmap_step(&mut self, j: JobId, inline: bool) -> Option<Ns> {
+        let now = self.now();
         loop {
             let pc = self.pc();
             let max = pc.cache.params.ra_pages();
@@ -661,7 +679,7 @@ impl Sim {
                 super::Lookup::Locked(_) => {
                     pj.wait = Some(Wait::Fault { idx, since: now });
                     pc.read_waiters.push(j);
-                    return false;
+                    return None;
                 }
                 super::Lookup::Miss => {
                     let w = readahead::mmap_fault(&mut pj.ra, idx, max);
@@ -670,7 +688,7 @@ impl Sim {
                     let pj = pc.jobs[j as usize].as_mut().expect("job");
                     pj.wait = Some(Wait::Fault { idx, since: now });
                     pc.read_waiters.push(j);
-                    return false;
+                    return None;
                 }
             }
         }
@@ -681,17 +699,17 @@ impl Sim {
             return self.pc_after_dirty(j, dev, cpu, inline);
         }
         if inline {
-            self.io_u_done_inline(j, n, cpu)
+            Some(cpu)
         } else {
-            self.io_u_complete(j, n);
-            false
+            self.task_io_done(j, n);
+            None
         }
     }
 
     /// The flusher's bio got a request (the kworker's submit_bio returned).
-    pub(crate) fn pc_submit_done(&mut self, tag: u32) {
-        let now = self.now;
-        let Some(pc) = self.pc.as_deref_mut() else {
+    fn pc_submit_done(&mut self, tag: u32) {
+        let now = self.now();
+        let Some(pc) = self.mm() else {
             return;
         };
         let io = *pc.ios.get(tag);
@@ -704,9 +722,9 @@ impl Sim {
     /// A page-cache bio completed (`end_bio_bh_io_sync` / `mpage_end_io`):
     /// read pages become uptodate and their waiters go on; written pages
     /// end writeback and throttled writers may continue.
-    pub(crate) fn pc_bio_done(&mut self, tag: u32) {
-        let now = self.now;
-        let Some(pc) = self.pc.as_deref_mut() else {
+    fn pc_bio_done(&mut self, tag: u32) {
+        let now = self.now();
+        let Some(pc) = self.mm() else {
             return;
         };
         let io = pc.ios.remove(tag);
@@ -754,7 +772,7 @@ impl Sim {
                 match pj.wait.take() {
                     Some(Wait::Read { .. }) => {
                         let n = pj.io_u;
-                        self.io_u_complete(j, n);
+                        self.task_io_done(j, n);
                     }
                     Some(Wait::Fault { since, .. }) => {
                         let w = now - since;
@@ -782,7 +800,7 @@ impl Sim {
                         pj.stats.dirty_wait_ns += now - since;
                     }
                     let n = pj.io_u;
-                    self.io_u_complete(j, n);
+                    self.task_io_done(j, n);
                 }
                 let pc = self.pc();
                 if pc.dirty_waiters.is_empty() {
@@ -802,14 +820,14 @@ impl Sim {
         let t = if t == Ns::MAX { fl.next_periodic } else { t };
         if fl.armed.is_none_or(|a| t < a) {
             fl.armed = Some(t);
-            self.q.push(t, Ev::Flusher(dev));
+            self.clk().q.push(t, Ev::Flusher(dev));
         }
     }
 
     /// The flusher kworker runs (`wb_workfn` → `wb_do_writeback`).
-    pub(crate) fn flusher_event(&mut self, dev: DevId) {
-        let now = self.now;
-        let Some(pc) = self.pc.as_deref_mut() else {
+    fn flusher_event(&mut self, dev: DevId) {
+        let now = self.now();
+        let Some(pc) = self.mm() else {
             return;
         };
         let fl = &mut pc.flushers[dev as usize];
@@ -859,15 +877,8 @@ impl Sim {
         pc.batch = batch;
         // The kworker's own priority: SCHED_NORMAL nice 0 → BE/4.
         let task = Submitter::default();
-        let (id, rt) = pc.build_bio(
-            &mut self.bios,
-            &self.blk_ioprio,
-            Op::Write,
-            file,
-            cg,
-            task,
-            false,
-        );
+        let (pc, b) = self.mm_parts();
+        let (id, rt) = pc.build_bio(&mut b.bios, &b.blk_ioprio, Op::Write, file, cg, task, false);
         pc.batch.clear();
         pc.write_bios += 1;
         pc.write_bios_rt += rt as u64;
@@ -875,3 +886,5 @@ impl Sim {
         self.submit_bio(id);
     }
 }
+
+impl<T: MmHost> Filemap for T {}

@@ -4,9 +4,14 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::block::bio::{DevId, JobId};
-use crate::block::request::ReqId;
 use crate::sim::time::Ns;
+
+/// A block device of the scenario (index into its device list).
+pub type DevId = u16;
+/// A user-space task: one fio job instance (index into the job list).
+pub type JobId = u32;
+/// A request (index into the request arena).
+pub type ReqId = u32;
 
 /// What happens at an instant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,12 +17,11 @@ use blklab_fio::options::ThinkBlocksType;
 use blklab_fio::stats::{iodepth_batch_bin, iodepth_level_bin};
 use blklab_fio::{BsSpec, Ddir, JobStats, RateProcess, RwPattern};
 
-use crate::block::bio::{Bio, BioFlags, JobId, Op, Origin};
-use crate::block::ioprio::{Ioprio, SchedPolicy};
-use crate::machine::{JobConfig, Sim};
 use crate::sim::engine::Ev;
 use crate::sim::rng::Rng;
 use crate::sim::time::{Ns, NSEC_PER_MSEC, NSEC_PER_USEC};
+use crate::syscall::{BufferedIo, DirectIo, Ioprio, JobId, SchedPolicy, Syscalls, Tasks};
+use crate::workload::{JobConfig, Workload};
 
 #[derive(Clone, Copy, Debug, Default)]
 struct IoU {
@@ -262,8 +261,10 @@ impl Job {
     }
 
     /// The task's I/O priority (`get_current_ioprio()` of the job's process).
-    pub(crate) fn task_prio(&self) -> Ioprio {
-        self.ioprio
+    /// Whether the job goes through the page cache: buffered I/O
+    /// (`direct=0`) or a mapped file (`ioengine=mmap`).
+    pub(crate) fn uses_pagecache(&self) -> bool {
+        self.cfg.uses_pagecache()
     }
 
     fn iodepth(&self) -> u32 {
@@ -835,8 +836,8 @@ impl Job {
     }
 }
 
-impl Sim {
-    pub(crate) fn start_job(&mut self, j: JobId) {
+impl Workload {
+    pub(crate) fn start_job(&mut self, sys: &mut dyn Syscalls, j: JobId) {
         self.jobs_running += 1;
         let job = &mut self.jobs[j as usize];
         let (epoch, stats_start, ramp) = (job.epoch, job.stats_start, job.in_ramp);
@@ -845,23 +846,23 @@ impl Sim {
         let iv = job.sample_interval();
         job.next_sample = stats_start + iv;
         let t = job.next_sample;
-        self.q.push(epoch, Ev::Job(j));
+        sys.timer(epoch, Ev::Job(j));
         if ramp {
-            self.q.push(stats_start, Ev::RampEnd(j));
+            sys.timer(stats_start, Ev::RampEnd(j));
         }
-        self.q.push(t, Ev::Sample(j));
+        sys.timer(t, Ev::Sample(j));
     }
 
-    pub(crate) fn job_wake(&mut self, j: JobId) {
+    pub(crate) fn job_wake(&mut self, sys: &mut dyn Syscalls, j: JobId) {
         let job = &mut self.jobs[j as usize];
-        if job.wake_at != Some(self.now) {
+        if job.wake_at != Some(sys.now()) {
             return; // superseded
         }
         job.wake_at = None;
         if job.phase == Phase::Waiting {
             job.phase = Phase::Top;
         }
-        self.job_step(j);
+        self.job_step(sys, j);
     }
 
     pub(crate) fn job_ramp_end(&mut self, j: JobId) {
@@ -869,8 +870,8 @@ impl Sim {
     }
 
     /// fio's periodic bandwidth / IOPS samples (`add_bw_samples`, `add_iops_samples`).
-    pub(crate) fn job_sample(&mut self, j: JobId) {
-        let now = self.now;
+    pub(crate) fn job_sample(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         if job.phase == Phase::Done || job.in_ramp {
             return;
@@ -895,45 +896,44 @@ impl Sim {
         let iv = job.sample_interval();
         job.next_sample = now + iv;
         let t = job.next_sample;
-        self.q.push(t, Ev::Sample(j));
+        sys.timer(t, Ev::Sample(j));
     }
 
     /// Sleep until `t`: continue inline when nothing else happens before it.
-    fn job_sleep_until(&mut self, j: JobId, t: Ns) -> bool {
-        if t <= self.now {
+    fn job_sleep_until(&mut self, sys: &mut dyn Syscalls, j: JobId, t: Ns) -> bool {
+        if t <= sys.now() {
             return true;
         }
-        if self.q.peek_time().is_none_or(|n| n > t) && self.time_limit.is_none_or(|l| t <= l) {
-            self.now = t;
+        if sys.sleep_inline(t) {
             return true;
         }
         self.jobs[j as usize].wake_at = Some(t);
-        self.q.push(t, Ev::Job(j));
+        sys.timer(t, Ev::Job(j));
         false
     }
 
     /// Run the job's loop from where it is until it must wait.
-    fn job_step(&mut self, j: JobId) {
+    fn job_step(&mut self, sys: &mut dyn Syscalls, j: JobId) {
         self.running_job = Some(j);
-        self.job_loop(j);
+        self.job_loop(sys, j);
         self.running_job = None;
     }
 
-    fn job_loop(&mut self, j: JobId) {
+    fn job_loop(&mut self, sys: &mut dyn Syscalls, j: JobId) {
         loop {
             let phase = self.jobs[j as usize].phase;
             match phase {
                 Phase::Waiting | Phase::Done | Phase::InSubmit(_) | Phase::SyncWait(_) => return,
                 Phase::Top if self.jobs[j as usize].replay.is_some() => {
-                    if let Some(t) = self.replay_top(j) {
-                        if !self.job_sleep_until(j, t) {
+                    if let Some(t) = self.replay_top(sys, j) {
+                        if !self.job_sleep_until(sys, j, t) {
                             return;
                         }
                     }
                 }
-                Phase::Top => self.job_top(j),
+                Phase::Top => self.job_top(sys, j),
                 Phase::QuiesceRate(dd) => {
-                    if !self.job_quiesce(j) {
+                    if !self.job_quiesce(sys, j) {
                         return;
                     }
                     let job = &mut self.jobs[j as usize];
@@ -942,29 +942,29 @@ impl Sim {
                         t = t.min(e); // fio stops sleeping at the timeout (DDIR_TIMEOUT)
                     }
                     job.phase = Phase::RateSleep(dd);
-                    if t > self.now {
-                        t += self.wake_latency(j);
+                    if t > sys.now() {
+                        t += self.wake_latency(sys, j);
                     }
-                    if !self.job_sleep_until(j, t) {
+                    if !self.job_sleep_until(sys, j, t) {
                         return;
                     }
                 }
                 Phase::RateSleep(dd) => {
                     let job = &mut self.jobs[j as usize];
-                    job.phase = if job.end_time.is_some_and(|e| self.now >= e) {
+                    job.phase = if job.end_time.is_some_and(|e| sys.now() >= e) {
                         Phase::Drain
                     } else {
                         Phase::Issue(dd)
                     };
                 }
                 Phase::Issue(dd) => {
-                    if !self.job_issue(j, dd) {
+                    if !self.job_issue(sys, j, dd) {
                         return;
                     }
                 }
-                Phase::SubmitReturn(n) => self.job_after_submit(j, n),
+                Phase::SubmitReturn(n) => self.job_after_submit(sys, j, n),
                 Phase::SyncReturn(n) => {
-                    self.job_reap(j, 1);
+                    self.job_reap(sys, j, 1);
                     debug_assert!(
                         self.jobs[j as usize].completed.is_empty(),
                         "sync io_u {n} reaped"
@@ -976,7 +976,7 @@ impl Sim {
                     if (job.completed.len() as u32) < min {
                         return; // io_u_complete wakes us
                     }
-                    self.job_reap(j, min);
+                    self.job_reap(sys, j, min);
                     // wait_for_completions loops while full and above iodepth_low
                     let job = &mut self.jobs[j as usize];
                     let low = job.cfg.spec.iodepth_low.min(job.iodepth());
@@ -993,24 +993,24 @@ impl Sim {
                     self.job_after_io(j);
                 }
                 Phase::QuiesceThink => {
-                    if !self.job_quiesce(j) {
+                    if !self.job_quiesce(sys, j) {
                         return;
                     }
-                    let mut t = self.job_think_begin(j);
-                    if t > self.now {
-                        t += self.wake_latency(j);
+                    let mut t = self.job_think_begin(sys, j);
+                    if t > sys.now() {
+                        t += self.wake_latency(sys, j);
                     }
-                    if !self.job_sleep_until(j, t) {
+                    if !self.job_sleep_until(sys, j, t) {
                         return;
                     }
                 }
                 Phase::Think => self.jobs[j as usize].phase = Phase::Top,
                 Phase::Drain => {
-                    if !self.job_quiesce(j) {
+                    if !self.job_quiesce(sys, j) {
                         return;
                     }
                     let job = &mut self.jobs[j as usize];
-                    job.finished_at = Some(self.now);
+                    job.finished_at = Some(sys.now());
                     job.phase = Phase::Done;
                     self.jobs_running -= 1;
                     return;
@@ -1020,8 +1020,8 @@ impl Sim {
     }
 
     /// Top of fio's loop: the stop conditions, then the direction and rate check.
-    fn job_top(&mut self, j: JobId) {
-        let now = self.now;
+    fn job_top(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let s = &job.cfg.spec;
         let over_time = job.end_time.is_some_and(|e| now >= e);
@@ -1074,8 +1074,8 @@ impl Sim {
     }
 
     /// `handle_thinktime` after the quiesce: returns when the sleep ends.
-    fn job_think_begin(&mut self, j: JobId) -> Ns {
-        let now = self.now;
+    fn job_think_begin(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let s = &job.cfg.spec;
         // spin, then sleep the rest; both capped to the runtime left
@@ -1102,11 +1102,11 @@ impl Sim {
     }
 
     /// `io_u_quiesce`: reap until nothing is in flight. True when quiet.
-    pub(crate) fn job_quiesce(&mut self, j: JobId) -> bool {
+    pub(crate) fn job_quiesce(&mut self, sys: &mut dyn Syscalls, j: JobId) -> bool {
         // io_u_queued_complete(td, 1) in a loop: everything already completed
         // is reaped now, one getevents call after another
         while !self.jobs[j as usize].completed.is_empty() {
-            self.job_reap(j, 1);
+            self.job_reap(sys, j, 1);
         }
         self.jobs[j as usize].in_flight == 0
     }
@@ -1115,8 +1115,8 @@ impl Sim {
     /// `ios_completed`): at least `min`, at most `iodepth_batch_complete_max`
     /// (fio's default: the same as the min, so one per call). The reap instant
     /// is the completion time fio sees (clat, lat).
-    fn job_reap(&mut self, j: JobId, min: u32) {
-        let now = self.now;
+    fn job_reap(&mut self, sys: &mut dyn Syscalls, j: JobId, min: u32) {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let max = job.cfg.spec.iodepth_batch_complete_max.max(min).max(1);
         let mut reaped = 0u32;
@@ -1147,8 +1147,8 @@ impl Sim {
 
     /// Prepare and submit one io_u in direction `dd`. Returns true if the job
     /// can go on at once (the loop continues), false if it waits.
-    fn job_issue(&mut self, j: JobId, dd: u8) -> bool {
-        let now = self.now;
+    fn job_issue(&mut self, sys: &mut dyn Syscalls, j: JobId, dd: u8) -> bool {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let d = dd as usize;
         let (bytes, offset) = match job.replay.as_mut() {
@@ -1191,7 +1191,7 @@ impl Sim {
         }
         // Buffered and mmap I/O go through the page cache, which blocks the
         // job like psync (crate::mm::filemap).
-        let buffered = self.pc.is_some() && crate::mm::filemap::uses_pagecache(&job.cfg);
+        let buffered = sys.has_page_cache() && job.uses_pagecache();
         let sync_engine = !job.cfg.spec.ioengine.is_async() || buffered;
         if sync_engine {
             // psync: issue_time just before the syscall, and no slat
@@ -1205,34 +1205,37 @@ impl Sim {
         if buffered {
             job.phase = Phase::SyncWait(n);
             job.submit_done = false;
-            return self.pc_issue(j, n, dd, offset, bytes);
+            let io = BufferedIo {
+                task: j,
+                io_u: n,
+                write: dd == 1,
+                offset_bytes: offset,
+                bytes,
+                task_prio: job.ioprio,
+            };
+            return match sys.buffered(self, io) {
+                Some(cpu) => self.io_u_done_inline(sys, j, n, cpu),
+                None => false,
+            };
         }
-        let mut bio = Bio::new(
-            job.cfg.dev,
-            job.cfg.cgroup,
-            if dd == 0 { Op::Read } else { Op::Write },
-            offset >> 9,
+        let io = DirectIo {
+            task: j,
+            io_u: n,
+            dev: job.cfg.dev,
+            cg: job.cfg.cgroup,
+            write: dd == 1,
+            offset_bytes: offset,
             bytes,
-            Origin::Job { job: j, io_u: n },
-        );
-        bio.flags = BioFlags {
             sync: job.cfg.spec.direct,
-            submitter_waits: true,
-            ..Default::default()
+            task_prio: job.ioprio,
         };
-        // bio_set_ioprio: no per-I/O priority, so the task's, then the cgroup's
-        // io.prio.class policy
-        bio.ioprio = self
-            .blk_ioprio
-            .bio_set_ioprio(job.cfg.cgroup, Ioprio::default(), job.ioprio);
         job.phase = if sync_engine {
             Phase::SyncWait(n)
         } else {
             Phase::InSubmit(n)
         };
         job.submit_done = false;
-        let id = self.bios.insert(bio);
-        self.submit_bio(id);
+        sys.submit(self, io);
         let job = &mut self.jobs[j as usize];
         if sync_engine {
             return false; // io_u_complete moves us on
@@ -1241,8 +1244,8 @@ impl Sim {
             return false; // asleep in the kernel; submit_done wakes us
         }
         job.phase = Phase::SubmitReturn(n);
-        let t = now + self.cpu.submit_ns + self.return_delay(j);
-        self.job_sleep_until(j, t)
+        let t = now + sys.cpu().submit_ns + self.return_delay(sys, j);
+        self.job_sleep_until(sys, j, t)
     }
 
     /// How late the job's task runs after a timed sleep (think time, rate
@@ -1251,8 +1254,8 @@ impl Sim {
     /// default host. fio's `usec_sleep` already compensates nanosleep's fixed
     /// overshoot (it sleeps `usec - ns_granularity` and spins the rest), so
     /// only the variable part of a real host's wake-up latency is modelled.
-    fn wake_latency(&mut self, j: JobId) -> Ns {
-        let m = self.cpu.wake_jitter_ns;
+    fn wake_latency(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+        let m = sys.cpu().wake_jitter_ns;
         if m == 0 {
             return 0;
         }
@@ -1260,40 +1263,14 @@ impl Sim {
     }
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
-    fn return_delay(&mut self, j: JobId) -> Ns {
-        let (dev, cg) = (
-            self.jobs[j as usize].cfg.dev,
-            self.jobs[j as usize].cfg.cgroup,
-        );
-        let d = &mut self.devs[dev as usize];
-        let mut ctx = dev_ctx!(self, d);
-        d.st.qos
-            .iter_mut()
-            .map(|q| q.return_delay(&mut ctx, cg))
-            .sum()
-    }
-
-    /// The block layer took the job's bio (or queued it in blk-throttle): the
-    /// submit call can return.
-    pub(crate) fn submit_done(&mut self, j: JobId, n: u32) {
-        let job = &mut self.jobs[j as usize];
-        if job.phase != Phase::InSubmit(n) {
-            return; // sync engines wait for the completion instead
-        }
-        job.submit_done = true;
-        if self.running_job != Some(j) {
-            // woken from a sleep in the kernel: the rest of the call runs now
-            job.phase = Phase::SubmitReturn(n);
-            let t = self.now + self.cpu.submit_ns + self.return_delay(j);
-            let job = &mut self.jobs[j as usize];
-            job.wake_at = Some(t);
-            self.q.push(t, Ev::Job(j));
-        }
+    fn return_delay(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+        let cfg = &self.jobs[j as usize].cfg;
+        sys.return_delay(cfg.dev, cfg.cgroup)
     }
 
     /// The submit call returned: issue_time and slat; reap if the queue is full.
-    fn job_after_submit(&mut self, j: JobId, n: u32) {
-        let now = self.now;
+    fn job_after_submit(&mut self, sys: &mut dyn Syscalls, j: JobId, n: u32) {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let io = &mut job.io_us[n as usize];
         io.issue_time = now;
@@ -1321,19 +1298,46 @@ impl Sim {
     /// The page cache completed io_u `n` inside the job's own call (a cache
     /// hit, a write below the dirty limit): the call returns after `cpu`.
     /// Returns true if the job's loop goes on at once.
-    pub(crate) fn io_u_done_inline(&mut self, j: JobId, n: u32, cpu: Ns) -> bool {
-        let now = self.now;
+    pub(crate) fn io_u_done_inline(
+        &mut self,
+        sys: &mut dyn Syscalls,
+        j: JobId,
+        n: u32,
+        cpu: Ns,
+    ) -> bool {
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
         job.io_us[n as usize].done_time = now + cpu;
         job.completed.push_back(n);
         job.phase = Phase::SyncReturn(n);
-        self.job_sleep_until(j, now + cpu)
+        self.job_sleep_until(sys, j, now + cpu)
+    }
+}
+
+impl Tasks for Workload {
+    /// The block layer took the job's bio (or queued it in blk-throttle): the
+    /// submit call can return.
+    fn submit_done(&mut self, j: JobId, n: u32) -> bool {
+        let job = &mut self.jobs[j as usize];
+        if job.phase != Phase::InSubmit(n) {
+            return false; // sync engines wait for the completion instead
+        }
+        job.submit_done = true;
+        if self.running_job == Some(j) {
+            return false;
+        }
+        // woken from a sleep in the kernel: the rest of the call runs now
+        job.phase = Phase::SubmitReturn(n);
+        true
+    }
+
+    fn set_wake(&mut self, j: JobId, t: Ns) {
+        self.jobs[j as usize].wake_at = Some(t);
     }
 
     /// The kernel completed io_u `n` (bio_endio reached the submitter).
-    pub(crate) fn io_u_complete(&mut self, j: JobId, n: u32) {
-        let now = self.now;
+    fn io_done(&mut self, j: JobId, n: u32, now: Ns, wake_t: Ns) -> bool {
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
         job.io_us[n as usize].done_time = now;
@@ -1356,10 +1360,10 @@ impl Sim {
             _ => false,
         };
         if wake && job.wake_at.is_none() && self.running_job != Some(j) {
-            let t = now + self.cpu.reap_ns;
-            job.wake_at = Some(t);
-            self.q.push(t, Ev::Job(j));
+            job.wake_at = Some(wake_t);
+            return true;
         }
+        false
     }
 }
 
@@ -1396,7 +1400,7 @@ mod tests {
         let cfg = config(vec![nullb_dev(10_000, 64)], vec![(s, "/")]);
         let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
         let r = sim.run();
-        let io = std::mem::take(&mut sim.jobs[0].issued);
+        let io = std::mem::take(&mut sim.wl.jobs[0].issued);
         assert_eq!(r.jobs[0].stats.dirs[0].total_ios, io.len() as u64);
         io
     }

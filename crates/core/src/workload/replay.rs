@@ -24,9 +24,9 @@
 //! Memory: the stream is held in full (it is input, like a job file); nothing
 //! grows with the I/Os completed.
 
-use crate::block::bio::JobId;
-use crate::machine::Sim;
 use crate::sim::time::Ns;
+use crate::syscall::{JobId, Syscalls};
+use crate::workload::Workload;
 
 /// One recorded I/O: its submission (Q) time relative to the recording's
 /// first event, direction, byte offset on the device and length.
@@ -115,35 +115,30 @@ impl Replay {
     }
 }
 
-impl Sim {
-    /// Make job `j` (an index into `SimConfig::jobs`) replay `r` instead of
-    /// drawing I/Os from its fio options. Call before running. Every I/O must
-    /// fit on the job's device.
-    pub fn set_replay(&mut self, j: JobId, r: Replay) -> Result<(), String> {
-        let Some(job) = self.jobs.get(j as usize) else {
-            return Err(format!("no job #{j}"));
-        };
-        let cap = self.devs[job.cfg.dev as usize].info.capacity_bytes;
-        if let Some((i, io)) = r
+impl Replay {
+    /// Every I/O must fit on a device of `cap` bytes.
+    pub(crate) fn check_fits(&self, cap: u64) -> Result<(), String> {
+        match self
             .ios
             .iter()
             .enumerate()
             .find(|(_, io)| io.offset + io.bytes as u64 > cap)
         {
-            return Err(format!(
+            Some((i, io)) => Err(format!(
                 "I/O #{i} ({} bytes at offset {}) ends beyond the device's {cap} bytes",
                 io.bytes, io.offset
-            ));
+            )),
+            None => Ok(()),
         }
-        self.jobs[j as usize].replay = Some(r);
-        Ok(())
     }
+}
 
+impl Workload {
     /// The top of the loop of a replaying job: stop when the stream or the
     /// runtime is over, else issue the next I/O now or return when it is due.
-    pub(crate) fn replay_top(&mut self, j: JobId) -> Option<Ns> {
+    pub(crate) fn replay_top(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Option<Ns> {
         use crate::workload::fio_job::Phase;
-        let now = self.now;
+        let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let over_time = job.end_time.is_some_and(|e| now >= e);
         let due = job.replay.as_ref().and_then(|r| r.due(job.epoch));
@@ -165,7 +160,7 @@ impl Sim {
                 // during the wait brings the job back here to reap it);
                 // RateSleep ends the job at its runtime, else issues dd
                 let until = job.end_time.map_or(t, |e| t.min(e));
-                self.job_quiesce(j);
+                self.job_quiesce(sys, j);
                 self.jobs[j as usize].phase = Phase::RateSleep(dd);
                 Some(until)
             }

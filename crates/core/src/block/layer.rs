@@ -1,0 +1,125 @@
+//! The block layer's state: every device's request queue (limits, blk-throttle,
+//! the rq_qos chain, tags, the scheduler, the driver), the bio and request
+//! arenas, the blkcg tree and blk-ioprio. The path itself is in `blk_mq.rs`.
+//!
+//! The block layer knows nothing of who submits a bio: a submitter is named
+//! by the bio's `Origin`, and the layer calls up through [`BlkHost`] when a
+//! submit call may return and when a bio ends (the kernel's `bi_end_io`).
+
+use std::collections::VecDeque;
+
+use crate::block::bio::{Bio, DevId, Origin};
+use crate::block::blk_cgroup::{CgId, CgroupTree};
+use crate::block::ctx::Ctx;
+use crate::block::elevator::Elevator;
+use crate::block::request::Request;
+use crate::block::rq_qos::RqQos;
+use crate::drivers::{DeviceInfo, DeviceModel};
+use crate::sim::clock::{Armed, Clock};
+use crate::sim::slab::Slab;
+use crate::sim::switches::Switches;
+use crate::sim::time::{Hz, Ns};
+use crate::sim::trace::Tracer;
+
+/// A controller context for device `$d` (a `&mut Dev` taken from the block
+/// layer `$b`'s `devs`), borrowing `$b`'s other fields alongside it, at `$now`.
+macro_rules! dev_ctx {
+    ($b:ident, $now:expr, $d:ident) => {
+        crate::block::ctx::Ctx {
+            now: $now,
+            hz: $b.hz,
+            dev: &$d.info,
+            cgroups: &$b.cgroups,
+            switches: &$b.switches,
+            trace: &mut $b.trace,
+        }
+    };
+}
+
+/// The per-device part of the block layer (request_queue + hctx + disk):
+/// its static description and its state, kept apart so a controller can read
+/// the one while the block layer changes the other.
+pub(crate) struct Dev {
+    pub info: DeviceInfo,
+    pub st: DevState,
+}
+
+pub(crate) struct DevState {
+    /// blk-throttle (io.max) for this device.
+    pub throttle: crate::block::throttle::Throttle,
+    pub throttle_armed: Armed,
+    pub model: Box<dyn DeviceModel>,
+    pub elv: Box<dyn Elevator>,
+    pub qos: Vec<Box<dyn RqQos>>,
+    pub qos_armed: Vec<Armed>,
+    pub elv_armed: Armed,
+    /// Requests allocated (tags in use), limited by nr_requests.
+    pub tags_used: u32,
+    /// Bios that passed rq_qos and wait for a request, in arrival order.
+    pub tag_waiters: VecDeque<u32>,
+    /// Requests at the device (dispatched, not completed), limited by queue_depth.
+    pub in_device: u32,
+    /// /sys/block/DEV/stat counters.
+    pub diskstats: crate::block::diskstats::DiskStats,
+    /// Completed requests and bios, for the run summary.
+    pub rqs_done: u64,
+    pub bios_done: u64,
+}
+
+/// Every device's queue and the arenas the path allocates from.
+pub struct BlockLayer {
+    pub(crate) hz: Hz,
+    pub(crate) switches: Switches,
+    pub(crate) cgroups: CgroupTree,
+    pub(crate) devs: Vec<Dev>,
+    pub(crate) bios: Slab<Bio>,
+    pub(crate) reqs: Slab<Request>,
+    /// blk-ioprio: each cgroup's io.prio.class policy.
+    pub(crate) blk_ioprio: crate::block::blk_ioprio::BlkIoprio,
+    pub(crate) trace: Tracer,
+    /// Scratch list for bios released by controllers (reused, never shrunk).
+    pub(crate) released: Vec<u32>,
+    pub(crate) peak_bios: usize,
+}
+
+impl BlockLayer {
+    /// A controller context for device `dev` at `now` (borrows disjoint fields).
+    pub(crate) fn ctx_parts(&mut self, now: Ns, dev: DevId) -> (Ctx<'_>, &mut DevState) {
+        let d = &mut self.devs[dev as usize];
+        let ctx = Ctx {
+            now,
+            hz: self.hz,
+            dev: &d.info,
+            cgroups: &self.cgroups,
+            switches: &self.switches,
+            trace: &mut self.trace,
+        };
+        (ctx, &mut d.st)
+    }
+
+    /// `blkcg_maybe_throttle_current`: the delay the rq_qos chain charges a
+    /// task of cgroup `cg` on its way back to user space from a call that
+    /// submitted to device `dev`.
+    pub(crate) fn return_delay(&mut self, now: Ns, dev: DevId, cg: CgId) -> Ns {
+        let (mut ctx, st) = self.ctx_parts(now, dev);
+        st.qos
+            .iter_mut()
+            .map(|q| q.return_delay(&mut ctx, cg))
+            .sum()
+    }
+}
+
+/// What the block layer needs from the machine around it: its own state,
+/// the clock, and the two calls up to a bio's submitter.
+pub(crate) trait BlkHost {
+    fn blk(&mut self) -> &mut BlockLayer;
+    fn clk(&mut self) -> &mut Clock;
+    fn parts(&mut self) -> (&mut BlockLayer, &mut Clock);
+    fn now(&self) -> Ns;
+    /// The submit_bio call of a waiting submitter is over: the bio got a
+    /// request, was merged, or was queued by blk-throttle. Called at once
+    /// when the path did not sleep, later when it did.
+    fn bio_submitted(&mut self, origin: Origin, dev: DevId, cg: CgId);
+    /// `bio_endio` reached the bio's owner (`bi_end_io`).
+    fn bio_end_io(&mut self, origin: Origin);
+}

@@ -1,0 +1,174 @@
+//! The kernel side of the machine: the clock, the host's CPU costs, the
+//! block layer and the page cache, and how their calls up reach a bio's
+//! owner. It implements the system calls a workload makes.
+
+use crate::block::bio::{Bio, BioFlags, Op, Origin};
+use crate::block::blk_cgroup::CgId;
+use crate::block::blk_mq::BlkMq;
+use crate::block::ioprio::Ioprio;
+use crate::block::layer::{BlkHost, BlockLayer};
+use crate::mm::filemap::{Filemap, MmHost, PcSys};
+use crate::sim::clock::Clock;
+use crate::sim::cpu::CpuCosts;
+use crate::sim::engine::{DevId, Ev, JobId};
+use crate::sim::time::Ns;
+use crate::syscall::{BufferedIo, DirectIo, Syscalls, Tasks};
+
+/// Everything below the system-call seam.
+pub(crate) struct Kernel {
+    pub clk: Clock,
+    pub cpu: CpuCosts,
+    pub blk: BlockLayer,
+    /// The page cache, when a task does buffered I/O or maps a file.
+    pub pc: Option<Box<PcSys>>,
+}
+
+impl Kernel {
+    /// The kernel at work on behalf of `tasks` (the event or call being
+    /// handled), so that its calls up can reach them.
+    pub fn with<'a>(&'a mut self, tasks: &'a mut dyn Tasks) -> Running<'a> {
+        Running { k: self, tasks }
+    }
+}
+
+/// The kernel while it handles an event or a call: it can reach the tasks
+/// its bios belong to.
+pub(crate) struct Running<'a> {
+    pub k: &'a mut Kernel,
+    pub tasks: &'a mut dyn Tasks,
+}
+
+impl Running<'_> {
+    /// A task's I/O ended in the kernel: it wakes after the completion's
+    /// interrupt and its reap (`CpuCosts::reap_ns`) if it waits for it.
+    fn task_completed(&mut self, task: JobId, io_u: u32) {
+        let now = self.k.clk.now;
+        let wake = now + self.k.cpu.reap_ns;
+        if self.tasks.io_done(task, io_u, now, wake) {
+            self.k.clk.q.push(wake, Ev::Job(task));
+        }
+    }
+}
+
+impl BlkHost for Running<'_> {
+    fn blk(&mut self) -> &mut BlockLayer {
+        &mut self.k.blk
+    }
+    fn clk(&mut self) -> &mut Clock {
+        &mut self.k.clk
+    }
+    fn parts(&mut self) -> (&mut BlockLayer, &mut Clock) {
+        (&mut self.k.blk, &mut self.k.clk)
+    }
+    fn now(&self) -> Ns {
+        self.k.clk.now
+    }
+
+    fn bio_submitted(&mut self, origin: Origin, dev: DevId, cg: CgId) {
+        match origin {
+            Origin::Job { job, io_u } => {
+                if self.tasks.submit_done(job, io_u) {
+                    // the task slept in the kernel: the rest of its call
+                    // runs now, then the way back to user space
+                    let now = self.k.clk.now;
+                    let t = now + self.k.cpu.submit_ns + self.k.blk.return_delay(now, dev, cg);
+                    self.tasks.set_wake(job, t);
+                    self.k.clk.q.push(t, Ev::Job(job));
+                }
+            }
+            // the page cache's flusher waits in submit_bio too
+            Origin::Kernel { tag } => self.pc_submit_done(tag),
+            Origin::Split { .. } => {}
+        }
+    }
+
+    fn bio_end_io(&mut self, origin: Origin) {
+        match origin {
+            Origin::Job { job, io_u } => self.task_completed(job, io_u),
+            Origin::Kernel { tag } => self.pc_bio_done(tag),
+            Origin::Split { .. } => unreachable!("a fragment ends into its parent"),
+        }
+    }
+}
+
+impl MmHost for Running<'_> {
+    fn mm(&mut self) -> Option<&mut PcSys> {
+        self.k.pc.as_deref_mut()
+    }
+    fn mm_parts(&mut self) -> (&mut PcSys, &mut BlockLayer) {
+        (
+            self.k.pc.as_deref_mut().expect("page cache present"),
+            &mut self.k.blk,
+        )
+    }
+    fn task_io_done(&mut self, j: JobId, n: u32) {
+        self.task_completed(j, n);
+    }
+}
+
+impl Syscalls for Kernel {
+    fn now(&self) -> Ns {
+        self.clk.now
+    }
+    fn cpu(&self) -> CpuCosts {
+        self.cpu
+    }
+    fn sleep_inline(&mut self, t: Ns) -> bool {
+        if self.clk.can_skip_to(t) {
+            self.clk.now = t;
+            return true;
+        }
+        false
+    }
+    fn timer(&mut self, t: Ns, ev: Ev) {
+        self.clk.q.push(t, ev);
+    }
+
+    /// `io_submit` → `aio_read`/`aio_write` → `blkdev_direct_IO` →
+    /// `submit_bio` (or the same from `pread`/`pwrite` on O_DIRECT).
+    fn submit(&mut self, tasks: &mut dyn Tasks, io: DirectIo) {
+        let mut bio = Bio::new(
+            io.dev,
+            io.cg,
+            if io.write { Op::Write } else { Op::Read },
+            io.offset_bytes >> 9,
+            io.bytes,
+            Origin::Job {
+                job: io.task,
+                io_u: io.io_u,
+            },
+        );
+        bio.flags = BioFlags {
+            sync: io.sync,
+            submitter_waits: true,
+            ..Default::default()
+        };
+        // bio_set_ioprio: no per-I/O priority, so the task's, then the cgroup's
+        // io.prio.class policy
+        bio.ioprio = self
+            .blk
+            .blk_ioprio
+            .bio_set_ioprio(io.cg, Ioprio::default(), io.task_prio);
+        let id = self.blk.bios.insert(bio);
+        self.with(tasks).submit_bio(id);
+    }
+
+    fn return_delay(&mut self, dev: DevId, cg: CgId) -> Ns {
+        self.blk.return_delay(self.clk.now, dev, cg)
+    }
+
+    fn has_page_cache(&self) -> bool {
+        self.pc.is_some()
+    }
+
+    fn buffered(&mut self, tasks: &mut dyn Tasks, io: BufferedIo) -> Option<Ns> {
+        self.with(tasks).pc_issue(
+            io.task,
+            io.io_u,
+            io.write as u8,
+            io.offset_bytes,
+            io.bytes,
+            io.task_prio,
+        )
+    }
+}
