@@ -1,7 +1,7 @@
 //! What a controller sees of the world when the block layer calls into it.
 
 use crate::block::blk_cgroup::CgroupTree;
-use crate::drivers::DeviceInfo;
+use crate::block::disk::DeviceInfo;
 use crate::sim::switches::Switches;
 use crate::sim::time::{Hz, Ns};
 use crate::sim::trace::Tracer;

@@ -14,7 +14,7 @@ use crate::block::ctx::Ctx;
 use crate::block::elevator::Elevator;
 use crate::block::request::Request;
 use crate::block::rq_qos::RqQos;
-use crate::drivers::{DeviceInfo, DeviceModel};
+use crate::block::disk::{DeviceInfo, DeviceModel};
 use crate::sim::clock::{Armed, Clock};
 use crate::sim::slab::Slab;
 use crate::sim::switches::Switches;

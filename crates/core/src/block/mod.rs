@@ -11,6 +11,7 @@ pub mod blk_ioprio;
 pub(crate) mod blk_mq;
 pub mod content_activity;
 pub mod ctx;
+pub mod disk;
 pub mod diskstats;
 pub mod elevator;
 pub mod iocost;

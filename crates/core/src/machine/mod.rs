@@ -1,7 +1,7 @@
 //! The simulated machine: the kernel (`kernel.rs`) and the workload joined
 //! at the system-call seam, set up from a scenario's configuration and run
 //! by one event loop. The block-layer path is in `block/blk_mq.rs`, the fio
-//! job model in `workload/fio_job.rs`.
+//! job model in `workload/fio/`.
 
 mod config;
 pub(crate) mod kernel;
@@ -26,7 +26,7 @@ use crate::sim::engine::{DevId, Ev, JobId};
 use crate::sim::slab::Slab;
 use crate::sim::time::Ns;
 use crate::sim::trace::Tracer;
-use crate::workload::fio_job::Job;
+use crate::workload::fio::Job;
 use crate::workload::Workload;
 use kernel::Kernel;
 

@@ -2,13 +2,13 @@
 //! the kernel only through the system calls of `crate::syscall`, and the
 //! kernel reaches it only through the `Tasks` calls it implements.
 
-pub(crate) mod fio_job;
+pub(crate) mod fio;
 pub mod replay;
 
 use blklab_fio::JobSpec;
 
 use crate::syscall::{CgId, DevId, JobId};
-use fio_job::Job;
+use fio::Job;
 
 /// One fio job instance (after `numjobs` expansion) and where it runs.
 #[derive(Clone, Debug)]

@@ -25,8 +25,6 @@
 //! grows with the I/Os completed.
 
 use crate::sim::time::Ns;
-use crate::syscall::{JobId, Syscalls};
-use crate::workload::Workload;
 
 /// One recorded I/O: its submission (Q) time relative to the recording's
 /// first event, direction, byte offset on the device and length.
@@ -129,41 +127,6 @@ impl Replay {
                 io.bytes, io.offset
             )),
             None => Ok(()),
-        }
-    }
-}
-
-impl Workload {
-    /// The top of the loop of a replaying job: stop when the stream or the
-    /// runtime is over, else issue the next I/O now or return when it is due.
-    pub(crate) fn replay_top(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Option<Ns> {
-        use crate::workload::fio_job::Phase;
-        let now = sys.now();
-        let job = &mut self.jobs[j as usize];
-        let over_time = job.end_time.is_some_and(|e| now >= e);
-        let due = job.replay.as_ref().and_then(|r| r.due(job.epoch));
-        match due {
-            None => {
-                job.phase = Phase::Drain;
-                None
-            }
-            Some(_) if over_time => {
-                job.phase = Phase::Drain;
-                None
-            }
-            Some((dd, t)) if t <= now => {
-                job.phase = Phase::Issue(dd);
-                None
-            }
-            Some((dd, t)) => {
-                // iolog_delay: reap what has completed, then wait (a completion
-                // during the wait brings the job back here to reap it);
-                // RateSleep ends the job at its runtime, else issues dd
-                let until = job.end_time.map_or(t, |e| t.min(e));
-                self.job_quiesce(sys, j);
-                self.jobs[j as usize].phase = Phase::RateSleep(dd);
-                Some(until)
-            }
         }
     }
 }

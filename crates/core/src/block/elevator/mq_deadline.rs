@@ -25,7 +25,7 @@ use crate::block::bio::{Bio, BioId, Op};
 use crate::block::ctx::Ctx;
 use crate::block::ioprio::{Ioprio, IoprioClass};
 use crate::block::request::{ReqId, Request};
-use crate::drivers::DeviceInfo;
+use crate::block::disk::DeviceInfo;
 use crate::sim::kerr::KernelError;
 use crate::sim::slab::Slab;
 use crate::sim::time::Hz;

@@ -42,7 +42,7 @@ use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::ctx::Ctx;
 use crate::block::request::Request;
 use crate::block::rq_qos::{QosVerdict, RqQos};
-use crate::drivers::DeviceInfo;
+use crate::block::disk::DeviceInfo;
 use crate::sim::kerr::{Errno, KernelError};
 use crate::sim::switches::Switches;
 use crate::sim::time::{Hz, Ns};

@@ -30,7 +30,7 @@ mod tests;
 use std::collections::BTreeSet;
 
 use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
-use crate::drivers::DeviceInfo;
+use crate::block::disk::DeviceInfo;
 use crate::sim::kerr::{split_devno, KernelError};
 use crate::sim::switches::Switches;
 use crate::sim::time::{Hz, Ns};

@@ -1,0 +1,46 @@
+//! A block device as the block layer sees it: its queue limits and sysfs
+//! attributes (`struct queue_limits`, `struct gendisk`) and the driver
+//! behind it (`struct blk_mq_ops`'s `queue_rq` and the completion it
+//! raises). The drivers (`crate::drivers`) implement [`DeviceModel`].
+
+use crate::block::bio::Op;
+use crate::sim::time::Ns;
+
+/// The block device as the kernel describes it (sysfs queue attributes).
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub rotational: bool,
+    /// /sys/block/DEV/queue/nr_requests: requests (tags) that can be allocated.
+    pub nr_requests: u32,
+    /// Requests the device accepts at once (driver tags / hardware queue depth).
+    pub queue_depth: u32,
+    pub nr_hw_queues: u32,
+    pub max_sectors_kb: u32,
+    pub logical_block_size: u32,
+    pub capacity_bytes: u64,
+}
+
+impl DeviceInfo {
+    pub fn devno(&self) -> String {
+        format!("{}:{}", self.major, self.minor)
+    }
+    pub fn max_bytes(&self) -> u32 {
+        self.max_sectors_kb.saturating_mul(1024)
+    }
+}
+
+/// A device model: given a request entering the device, when does it complete?
+pub trait DeviceModel {
+    /// The model's name (`nullb`, `linear`, `cloud`, `ssd`).
+    fn kind(&self) -> &'static str;
+    /// The default hardware queue depth of this kind of device.
+    fn default_queue_depth(&self) -> u32;
+    /// The request enters the device at `now`; return its completion instant (≥ now).
+    fn issue(&mut self, now: Ns, op: Op, sector: u64, bytes: u32) -> Ns;
+    /// One line describing the model and its parameters, for reports.
+    fn describe(&self) -> String;
+}
+

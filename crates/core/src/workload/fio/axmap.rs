@@ -1,0 +1,414 @@
+//! fio's random map (`lib/axmap.c`): which blocks of a job's region the
+//! current pass has covered.
+
+/// One level of the random map, 64 bits per word. A level larger than
+/// `FLAT_MAX` words is cut into chunks of `CHUNK_WORDS` words, each kept as the
+/// sorted list of its set bits (2 bytes a bit) until the list would outgrow
+/// half the chunk's bitmap: a job that touched few blocks of a large
+/// device pays for what it touched, one that covered its region pays fio's
+/// one bit per block. The representation never changes an answer.
+enum Words {
+    Flat(Vec<u64>),
+    Chunked(Vec<Chunk>, usize),
+}
+
+enum Chunk {
+    List(Vec<u16>),
+    Bits(Box<[u64]>),
+}
+
+/// Levels up to this many words (64 KiB) are plain vectors.
+const FLAT_MAX: usize = 1 << 13;
+/// 64 Ki bits per chunk, so that a bit's place in its chunk fits a u16.
+const CHUNK_WORDS: usize = 1 << 10;
+/// A chunk's list turns into a bitmap past this many bits (4 KiB of list).
+const CHUNK_LIST_MAX: usize = 2048;
+
+/// Where `v` goes in a chunk's sorted list. Random blocks spread evenly over
+/// a chunk, so the list's rank of `v` is close to its proportional place: a
+/// guess there and a short walk touch a cache line or two where a binary
+/// search would miss the cache at every step.
+fn lower_bound(l: &[u16], v: u32) -> usize {
+    let n = l.len();
+    let mut i = (v as usize * n) >> 16;
+    if i < n && (l[i] as u32) < v {
+        while i < n && (l[i] as u32) < v {
+            i += 1;
+        }
+    } else {
+        while i > 0 && (l[i - 1] as u32) >= v {
+            i -= 1;
+        }
+    }
+    i
+}
+
+impl Words {
+    fn new(len: usize, flat: bool) -> Words {
+        if flat || len <= FLAT_MAX {
+            Words::Flat(vec![0; len])
+        } else {
+            let chunks = len.div_ceil(CHUNK_WORDS);
+            Words::Chunked((0..chunks).map(|_| Chunk::List(Vec::new())).collect(), len)
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Words::Flat(v) => v.len(),
+            Words::Chunked(_, len) => *len,
+        }
+    }
+
+    fn get(&self, w: usize) -> u64 {
+        match self {
+            Words::Flat(v) => v[w],
+            Words::Chunked(chunks, _) => match &chunks[w / CHUNK_WORDS] {
+                Chunk::Bits(b) => b[w % CHUNK_WORDS],
+                Chunk::List(l) => {
+                    let lo = (w % CHUNK_WORDS) as u32 * 64;
+                    let i = lower_bound(l, lo);
+                    l[i..]
+                        .iter()
+                        .take_while(|&&x| (x as u32) < lo + 64)
+                        .fold(0, |acc, &x| acc | 1 << (x as u32 - lo))
+                }
+            },
+        }
+    }
+
+    /// Set the bits `x` in word `w` (bits are cleared only by `clear`).
+    fn or(&mut self, w: usize, x: u64) {
+        match self {
+            Words::Flat(v) => v[w] |= x,
+            Words::Chunked(chunks, _) => {
+                let c = &mut chunks[w / CHUNK_WORDS];
+                match c {
+                    Chunk::Bits(b) => b[w % CHUNK_WORDS] |= x,
+                    Chunk::List(l) => {
+                        let lo = (w % CHUNK_WORDS) as u32 * 64;
+                        let mut i = lower_bound(l, lo);
+                        let mut rest = x;
+                        while rest != 0 {
+                            let bit = (lo + rest.trailing_zeros()) as u16;
+                            rest &= rest - 1;
+                            while i < l.len() && l[i] < bit {
+                                i += 1;
+                            }
+                            if l.get(i) != Some(&bit) {
+                                l.insert(i, bit);
+                            }
+                            i += 1;
+                        }
+                        if l.len() > CHUNK_LIST_MAX {
+                            let mut b = vec![0u64; CHUNK_WORDS].into_boxed_slice();
+                            for &x in l.iter() {
+                                b[x as usize / 64] |= 1 << (x % 64);
+                            }
+                            *c = Chunk::Bits(b);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn clear(&mut self) {
+        match self {
+            Words::Flat(v) => v.fill(0),
+            Words::Chunked(chunks, _) => {
+                for c in chunks {
+                    match c {
+                        Chunk::List(l) => l.clear(),
+                        Chunk::Bits(b) => b.fill(0),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// fio's random map (`lib/axmap.c`, one per file, here one per job's region):
+/// a bit per `rw_min_bs` block, set once an I/O of the current pass covered
+/// the block, so that a random job reaches every block once per pass. Above
+/// level 0, each level has a bit per word of the level below, set when that
+/// word is full, up to a single word: finding a free block is a few word reads
+/// however full the map. Bits past the last block ("tail bits" of the last
+/// word of a level) stay clear, as in fio, and that matters to the searches.
+pub(crate) struct RandomMap {
+    nbits: u64,
+    /// Level-0 bits set: the pass is over when it reaches `nbits`.
+    used: u64,
+    levels: Vec<Words>,
+}
+
+impl RandomMap {
+    /// `axmap_new`: level sizes shrink by 64 until one word is left.
+    pub(crate) fn new(nbits: u64) -> RandomMap {
+        Self::build(nbits, false)
+    }
+
+    fn build(nbits: u64, dense: bool) -> RandomMap {
+        let mut levels = Vec::new();
+        let mut n = nbits.max(1);
+        loop {
+            let words = n.div_ceil(64);
+            levels.push(Words::new(words as usize, dense));
+            if words <= 1 {
+                break;
+            }
+            n = words;
+        }
+        RandomMap {
+            nbits,
+            used: 0,
+            levels,
+        }
+    }
+
+    /// `axmap_reset` (from `fio_file_reset`): a new pass.
+    pub(crate) fn reset(&mut self) {
+        for l in &mut self.levels {
+            l.clear();
+        }
+        self.used = 0;
+    }
+
+    /// `axmap_isset`, the negation of io_u.c's `random_map_free`.
+    pub(crate) fn is_used(&self, b: u64) -> bool {
+        b < self.nbits && self.levels[0].get((b >> 6) as usize) >> (b & 63) & 1 == 1
+    }
+
+    /// `axmap_next_free`: where a random draw that hit a used block goes.
+    ///
+    /// fio does not return the first free block after `b`. Going up from
+    /// level 0, it takes the first word containing `b` (at that level) with a
+    /// clear bit at or above position `(b + 1) % 64` — the same position at
+    /// every level, `b`'s own position in its level-0 word (so a `b` at the
+    /// top of its word accepts any clear bit) — and returns the first free
+    /// block under that word, which can lie before `b`. Tail bits count as
+    /// clear: a search that ends in them, or a walk that finds no such word,
+    /// falls back to the map's first free block, i.e. wraps to the region's
+    /// start. None only when every block is used.
+    pub(crate) fn next_free(&self, b: u64) -> Option<u64> {
+        if self.used >= self.nbits {
+            return None;
+        }
+        let above = !0u64 << ((b + 1) & 63);
+        for (l, words) in self.levels.iter().enumerate() {
+            let w = (b >> (6 * (l as u64 + 1))) as usize;
+            if !words.get(w) & above != 0 {
+                return self.first_free_under(l, w).or_else(|| self.first_free());
+            }
+        }
+        self.first_free()
+    }
+
+    /// `axmap_first_free`: the lowest free block (the top level is one word).
+    fn first_free(&self) -> Option<u64> {
+        if self.used >= self.nbits {
+            return None;
+        }
+        self.first_free_under(self.levels.len() - 1, 0)
+    }
+
+    /// `axmap_find_first_free`: from word `w` of `level`, follow the first
+    /// clear bit down to level 0. A level whose words from the index on are
+    /// all full leaves the index as it was (fio's rule; unreachable while the
+    /// summary bits are consistent and the map not full). None when the walk
+    /// ends in tail bits.
+    fn first_free_under(&self, level: usize, w: usize) -> Option<u64> {
+        let mut idx = w;
+        let mut found = None;
+        for words in self.levels[..=level].iter().rev() {
+            if idx >= words.len() {
+                return None;
+            }
+            if let Some(j) = (idx..words.len()).find(|&j| words.get(j) != !0) {
+                idx = j * 64 + (!words.get(j)).trailing_zeros() as usize;
+                found = Some(idx as u64);
+            }
+        }
+        found.filter(|&f| f < self.nbits)
+    }
+
+    /// `axmap_set_nr` as `mark_random_map` calls it for an I/O of `n` blocks
+    /// from block `b` (which is free): returns how many blocks fio counts as
+    /// marked, which bounds the I/O's length.
+    ///
+    /// Per level-0 word, fio sets every free bit of the I/O's range in that
+    /// word, skipping used ones (so the marked blocks need not be contiguous),
+    /// and counts them; it goes on to the next word only if the whole range in
+    /// this word was free. One more rule of `__axmap_set`: when the count is
+    /// short of the range but equals 64 minus the range's length (a range of
+    /// more than 32 blocks), fio retries the range's rest, finds it all set,
+    /// and adds the same count again.
+    pub(crate) fn mark(&mut self, b: u64, n: u64) -> u64 {
+        let (mut bit, mut left) = (b, n);
+        let mut total = 0;
+        while left > 0 && bit < self.nbits {
+            let chunk = left.min(64 - (bit & 63)).min(self.nbits - bit);
+            let set = self.set_in_word(bit, chunk);
+            let counted = if set > 0 && set < chunk && set == 64 - chunk {
+                2 * set
+            } else {
+                set
+            };
+            total += counted;
+            if counted != chunk {
+                break;
+            }
+            bit += chunk;
+            left -= chunk;
+        }
+        total
+    }
+
+    /// `axmap_set_fn` at level 0 and up: set the free bits of `chunk` bits
+    /// from `bit` (within one word); a word that becomes full sets its bit one
+    /// level up, and so on. Returns how many bits it set.
+    fn set_in_word(&mut self, bit: u64, chunk: u64) -> u64 {
+        let w = (bit >> 6) as usize;
+        let mask = if chunk >= 64 {
+            !0
+        } else {
+            ((1u64 << chunk) - 1) << (bit & 63)
+        };
+        let old = self.levels[0].get(w);
+        let free = mask & !old;
+        if free == 0 {
+            return 0;
+        }
+        self.levels[0].or(w, free);
+        self.used += free.count_ones() as u64;
+        let mut full = old | free == !0;
+        let mut idx = w;
+        for words in self.levels[1..].iter_mut() {
+            if !full {
+                break;
+            }
+            let (pw, pb) = (idx >> 6, idx & 63);
+            words.or(pw, 1 << pb);
+            full = words.get(pw) == !0;
+            idx = pw;
+        }
+        free.count_ones() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_free_takes_the_first_free_block_of_a_group() {
+        let mut m = RandomMap::new(1000);
+        // word 0 used except blocks 2 and 10
+        m.mark(0, 2);
+        m.mark(3, 7);
+        m.mark(11, 53);
+        assert!(!m.is_used(2) && !m.is_used(10) && m.is_used(5));
+        // a free block after 5 in its word: fio answers the word's first free
+        assert_eq!(m.next_free(5), Some(2));
+        // none after 12 in its word: the first free block of the 64 words
+        // around it, here still in word 0
+        assert_eq!(m.next_free(12), Some(2));
+        m.mark(2, 1);
+        assert_eq!(m.next_free(5), Some(10));
+        m.mark(10, 1);
+        assert_eq!(m.next_free(12), Some(64));
+        // block 63 is at the top of its word: any free bit of the word counts
+        m.mark(64, 1);
+        assert_eq!(m.next_free(63), Some(65));
+    }
+
+    #[test]
+    fn next_free_tests_every_level_at_the_blocks_own_position() {
+        // 8192 blocks: two groups of 64 words. Group 1 is used except its
+        // word 67 (blocks 4288..4352); group 0 is free.
+        let mut m = RandomMap::new(8192);
+        for w in (64..128).filter(|&w| w != 67) {
+            m.mark(w * 64, 64);
+        }
+        // 4097 is at position 1 of word 64: word 67 (position 3 in the
+        // level-1 word) is at or above 2, so group 1 answers
+        assert_eq!(m.next_free(4097), Some(4288));
+        // 4101 is at position 5: position 3 is below 6, so fio goes up a
+        // level and answers the first free block of the whole map
+        assert_eq!(m.next_free(4101), Some(0));
+    }
+
+    #[test]
+    fn next_free_wraps_to_the_first_free_block() {
+        let mut m = RandomMap::new(100);
+        m.mark(0, 3);
+        m.mark(4, 60);
+        m.mark(64, 36);
+        // only block 3 is free; from block 90 the search ends in the last
+        // word's tail bits and falls back to the map's first free block
+        assert_eq!(m.next_free(90), Some(3));
+        m.mark(3, 1);
+        assert_eq!(m.next_free(90), None);
+        m.reset();
+        assert!(!m.is_used(90));
+        assert_eq!(m.next_free(90), Some(64));
+    }
+
+    #[test]
+    fn mark_skips_used_blocks_and_counts_like_fio() {
+        let mut m = RandomMap::new(256);
+        m.mark(6, 1);
+        // a 3-block I/O at 5 with 6 used: 5 and 7 are marked, 2 counted
+        assert_eq!(m.mark(5, 3), 2);
+        assert!(m.is_used(7));
+        // across words: all of word 1's part free, then a word 2 part with a
+        // used block stops the count there
+        m.mark(130, 1);
+        assert_eq!(m.mark(120, 12), 8 + 2 + 1);
+        // __axmap_set's recount: 48 blocks from 16 with only 16..32 free
+        // (so 16 = 64 - 48) count twice
+        let mut m = RandomMap::new(256);
+        assert_eq!(m.mark(32, 32), 32);
+        assert_eq!(m.mark(16, 48), 32);
+        assert_eq!(m.used, 48);
+    }
+
+    #[test]
+    fn sparse_and_dense_maps_agree_until_full() {
+        // 1 Mi blocks: 16 chunks of level-0 words start as lists of set bits,
+        // then become bitmaps
+        let n = 1 << 20;
+        let mut sparse = RandomMap::new(n);
+        let mut dense = RandomMap::build(n, true);
+        let lists = |m: &RandomMap| match &m.levels[0] {
+            Words::Chunked(c, _) => c
+                .iter()
+                .filter(|c| matches!(c, Chunk::List(_)))
+                .count(),
+            Words::Flat(_) => 0,
+        };
+        assert_eq!(lists(&sparse), 16);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for i in 0..n {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let r = (x >> 33) % n;
+            let pick = |m: &RandomMap| {
+                if m.is_used(r) {
+                    m.next_free(r)
+                } else {
+                    Some(r)
+                }
+            };
+            let b = pick(&sparse).unwrap_or_else(|| panic!("no free block at {i}"));
+            assert_eq!(pick(&dense), Some(b));
+            assert!(!sparse.is_used(b));
+            assert_eq!(sparse.mark(b, 1), 1);
+            assert_eq!(dense.mark(b, 1), 1);
+        }
+        assert_eq!(lists(&sparse), 0);
+        assert_eq!(sparse.next_free(12345), None);
+        assert!((0..n).all(|b| sparse.is_used(b)));
+    }
+}
