@@ -4,6 +4,8 @@
 pub mod apt;
 pub mod cpio;
 pub mod error;
+pub mod kernels;
+pub mod kmod;
 pub mod tools;
 
 pub use error::VmError;
