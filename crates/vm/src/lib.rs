@@ -4,8 +4,10 @@
 pub mod apt;
 pub mod cpio;
 pub mod error;
+pub mod init_script;
 pub mod kernels;
 pub mod kmod;
+pub mod protocol;
 pub mod tools;
 
 pub use error::VmError;
