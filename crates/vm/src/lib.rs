@@ -5,6 +5,7 @@ pub mod apt;
 pub mod cpio;
 pub mod error;
 pub mod init_script;
+pub mod initramfs;
 pub mod kernels;
 pub mod kmod;
 pub mod protocol;
