@@ -43,4 +43,3 @@ pub trait DeviceModel {
     /// One line describing the model and its parameters, for reports.
     fn describe(&self) -> String;
 }
-

@@ -8,6 +8,7 @@ use crate::block::blk_mq::BlkMq;
 use crate::block::ioprio::Ioprio;
 use crate::block::layer::{BlkHost, BlockLayer};
 use crate::mm::filemap::{Filemap, MmHost, PcSys};
+use crate::mm::flusher::Flusher;
 use crate::sim::clock::Clock;
 use crate::sim::cpu::CpuCosts;
 use crate::sim::engine::{DevId, Ev, JobId};

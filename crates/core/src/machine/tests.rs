@@ -15,16 +15,10 @@ use crate::sim::trace::Tracer;
 pub(crate) fn nullb_dev(completion_nsec: u64, depth: u32) -> DeviceConfig {
     DeviceConfig {
         info: DeviceInfo {
-            name: "nullb0".into(),
-            major: 252,
-            minor: 0,
-            rotational: false,
             nr_requests: depth,
             queue_depth: depth,
-            nr_hw_queues: 1,
-            max_sectors_kb: 128,
-            logical_block_size: 512,
             capacity_bytes: 1 << 34,
+            ..crate::testutil::device("nullb0", 252, 0)
         },
         model: ModelSpec::Nullb(NullbSpec {
             completion_nsec,

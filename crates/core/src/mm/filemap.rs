@@ -22,61 +22,20 @@
 use std::collections::BTreeMap;
 
 use super::readahead::{self, RaState, RaWindow};
-use super::writeback::{Flusher, WorkKind};
-use super::{pf, FileId, FileState, PageCache, PageCacheParams, PageId, PcStats, PAGE_SHIFT};
+pub use super::report::{PcJobStats, PcReport};
+use super::writeback::Flusher;
+use super::{pf, FileId, FileState, PageCache, PageCacheParams, PageId, PAGE_SHIFT};
 use crate::block::bio::{Bio, BioFlags, DevId, JobId, Op, Origin, NO_BIO};
 use crate::block::blk_mq::BlkMq;
 use crate::block::content_activity::{self, Mode, PageAdd, Submitter};
 use crate::block::ioprio::{Ioprio, IOPRIO_DEFAULT};
 use crate::block::layer::{BlkHost, BlockLayer};
-use crate::sim::engine::Ev;
 use crate::sim::rng::Rng;
 use crate::sim::slab::Slab;
 use crate::sim::time::Ns;
 
 /// CPU time the flusher spends between two bios (building the next one).
 pub const FLUSHER_BIO_NS: Ns = 2_000;
-
-/// Per-job page-cache figures (reported next to fio's output).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PcJobStats {
-    /// Pages found uptodate in the cache by buffered reads.
-    pub read_hit_pages: u64,
-    /// Pages buffered reads had to wait for.
-    pub read_miss_pages: u64,
-    pub minor_faults: u64,
-    /// Faults that waited for a read (page missing or still locked).
-    pub major_faults: u64,
-    /// Total and largest time spent waiting in major faults.
-    pub fault_wait_ns: u64,
-    pub fault_wait_max_ns: u64,
-    /// Writes that blocked in balance_dirty_pages, and for how long.
-    pub dirty_waits: u64,
-    pub dirty_wait_ns: u64,
-    /// Read bios this job submitted, and how many of them the
-    /// content-activity rule promoted (class RT after it).
-    pub read_bios: u64,
-    pub read_bios_rt: u64,
-}
-
-impl PcJobStats {
-    pub fn mean_fault_wait_ns(&self) -> u64 {
-        self.fault_wait_ns
-            .checked_div(self.major_faults)
-            .unwrap_or(0)
-    }
-}
-
-/// The page cache's part of a run's result.
-#[derive(Clone, Debug, Default)]
-pub struct PcReport {
-    pub stats: PcStats,
-    /// Per job instance (None for direct-I/O jobs).
-    pub jobs: Vec<Option<PcJobStats>>,
-    /// Writeback bios and how many the rule promoted to RT.
-    pub write_bios: u64,
-    pub write_bios_rt: u64,
-}
 
 #[derive(Clone, Copy, Debug)]
 enum Wait {
@@ -106,31 +65,31 @@ struct PcJob {
 }
 
 #[derive(Clone, Copy, Debug)]
-struct PcIo {
-    op: Op,
+pub(super) struct PcIo {
+    pub(super) op: Op,
     file: FileId,
     first: u64,
     n: u32,
-    dev: DevId,
+    pub(super) dev: DevId,
 }
 
 /// The page cache and its users, owned by the simulator.
 pub struct PcSys {
     pub cache: PageCache,
     jobs: Vec<Option<PcJob>>,
-    ios: Slab<PcIo>,
-    flushers: Vec<Flusher>,
+    pub(super) ios: Slab<PcIo>,
+    pub(super) flushers: Vec<Flusher>,
     read_waiters: Vec<JobId>,
-    dirty_waiters: Vec<JobId>,
+    pub(super) dirty_waiters: Vec<JobId>,
     rng: Rng,
     mode: Mode,
     /// Scratch space, reused.
     adds: Vec<PageAdd>,
-    batch: Vec<PageId>,
+    pub(super) batch: Vec<PageId>,
     to_submit: Vec<u32>,
     ready: Vec<JobId>,
-    write_bios: u64,
-    write_bios_rt: u64,
+    pub(super) write_bios: u64,
+    pub(super) write_bios_rt: u64,
 }
 
 /// A task's file in the page cache, as its `open` and `posix_fadvise` left
@@ -275,7 +234,7 @@ impl PcSys {
         self.batch.clear();
     }
 
-    fn build_bio(
+    pub(super) fn build_bio(
         &mut self,
         bios: &mut Slab<Bio>,
         blk_ioprio: &crate::block::blk_ioprio::BlkIoprio,
@@ -365,18 +324,17 @@ fn submitter(task_prio: Ioprio) -> Submitter {
 pub(crate) trait MmHost: BlkHost {
     fn mm(&mut self) -> Option<&mut PcSys>;
     fn mm_parts(&mut self) -> (&mut PcSys, &mut BlockLayer);
+    fn pc(&mut self) -> &mut PcSys {
+        self.mm().expect("page cache present")
+    }
     /// Task `j`'s call for io_u `n` is over after it slept in the kernel
     /// (the pages it waited for are uptodate, or the dirty limit let it go).
     fn task_io_done(&mut self, j: JobId, n: u32);
 }
 
-/// The page cache's paths: the read/write/fault calls of tasks, bio
-/// completion and the flusher, written once for any [`MmHost`].
-pub(crate) trait Filemap: MmHost + BlkMq {
-    fn pc(&mut self) -> &mut PcSys {
-        self.mm().expect("page cache present")
-    }
-
+/// The page cache's paths: the read/write/fault calls of tasks and bio
+/// completion, written once for any [`MmHost`] (the flusher is `flusher.rs`).
+pub(crate) trait Filemap: MmHost + BlkMq + super::flusher::Flusher {
     /// A buffered (or mmap) io_u of task `j` (`read`/`write` on its file, or
     /// the page faults of touching its mapping): slot `n`, direction `dd`,
     /// byte range on the device, the task's I/O priority. Returns the CPU
@@ -706,19 +664,6 @@ pub(crate) trait Filemap: MmHost + BlkMq {
         }
     }
 
-    /// The flusher's bio got a request (the kworker's submit_bio returned).
-    fn pc_submit_done(&mut self, tag: u32) {
-        let now = self.now();
-        let Some(pc) = self.mm() else {
-            return;
-        };
-        let io = *pc.ios.get(tag);
-        if io.op == Op::Write {
-            pc.flushers[io.dev as usize].in_submit = false;
-            self.flusher_arm(io.dev, now + FLUSHER_BIO_NS);
-        }
-    }
-
     /// A page-cache bio completed (`end_bio_bh_io_sync` / `mpage_end_io`):
     /// read pages become uptodate and their waiters go on; written pages
     /// end writeback and throttled writers may continue.
@@ -810,80 +755,6 @@ pub(crate) trait Filemap: MmHost + BlkMq {
                 }
             }
         }
-    }
-
-    /// Queue the flusher's work to run at `t` (earliest request wins); with
-    /// `t = MAX` only make sure the periodic wake-up is armed.
-    fn flusher_arm(&mut self, dev: DevId, t: Ns) {
-        let pc = self.pc();
-        let fl = &mut pc.flushers[dev as usize];
-        let t = if t == Ns::MAX { fl.next_periodic } else { t };
-        if fl.armed.is_none_or(|a| t < a) {
-            fl.armed = Some(t);
-            self.clk().q.push(t, Ev::Flusher(dev));
-        }
-    }
-
-    /// The flusher kworker runs (`wb_workfn` → `wb_do_writeback`).
-    fn flusher_event(&mut self, dev: DevId) {
-        let now = self.now();
-        let Some(pc) = self.mm() else {
-            return;
-        };
-        let fl = &mut pc.flushers[dev as usize];
-        if fl.armed != Some(now) {
-            return; // superseded
-        }
-        fl.armed = None;
-        if fl.in_submit {
-            return;
-        }
-        if now >= fl.next_periodic {
-            // wb_check_old_data_flush
-            fl.next_periodic = now + pc.cache.params.writeback_interval_ns();
-            fl.kupdate = true;
-        }
-        let kinds: [Option<WorkKind>; 2] = [
-            pc.cache.over_bg_thresh().then_some(WorkKind::Background),
-            fl.kupdate.then_some(WorkKind::Kupdate),
-        ];
-        let mut batch = std::mem::take(&mut pc.batch);
-        let mut got = None;
-        for kind in kinds.into_iter().flatten() {
-            let mut fl = std::mem::take(&mut pc.flushers[dev as usize]);
-            let ok = pc.cache.next_writeback_run(&mut fl, kind, now, &mut batch);
-            if !ok && kind == WorkKind::Kupdate {
-                fl.kupdate = false;
-            }
-            pc.flushers[dev as usize] = fl;
-            if ok {
-                got = Some(kind);
-                break;
-            }
-        }
-        if got.is_none() {
-            pc.batch = batch;
-            let has_dirty = pc.cache.nr_dirty > 0;
-            if has_dirty {
-                self.flusher_arm(dev, Ns::MAX);
-            }
-            return;
-        }
-        for &p in &batch {
-            pc.cache.start_writeback(p);
-        }
-        let file = pc.cache.page(batch[0]).file;
-        let cg = pc.cache.files[file as usize].cg;
-        pc.batch = batch;
-        // The kworker's own priority: SCHED_NORMAL nice 0 → BE/4.
-        let task = Submitter::default();
-        let (pc, b) = self.mm_parts();
-        let (id, rt) = pc.build_bio(&mut b.bios, &b.blk_ioprio, Op::Write, file, cg, task, false);
-        pc.batch.clear();
-        pc.write_bios += 1;
-        pc.write_bios_rt += rt as u64;
-        pc.flushers[dev as usize].in_submit = true;
-        self.submit_bio(id);
     }
 }
 

@@ -12,8 +12,10 @@
 //! shadow entries and `workingset_refault`. The engine glue is `filemap.rs`.
 
 pub mod filemap;
+pub(crate) mod flusher;
 pub mod lru;
 pub mod readahead;
+pub mod report;
 pub mod writeback;
 
 #[cfg(test)]

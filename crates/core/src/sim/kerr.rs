@@ -87,3 +87,70 @@ mod tests {
         assert_eq!(split_devno("8:x").unwrap_err().errno, Errno::Einval);
     }
 }
+
+/// `kstrtoint(s, 0, &v)`: optional sign, base from the prefix (0x hex, 0
+/// octal, else decimal), one trailing newline allowed; -EINVAL for anything
+/// else, -ERANGE when the value does not fit an int.
+pub fn kstrtoint(s: &str) -> Result<i32, KernelError> {
+    let bad = || KernelError::einval(format!("'{}' is not an integer", s.escape_debug()));
+    let b = s.as_bytes();
+    let (neg, mut i) = match b.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    let radix: u32 = if b.get(i) == Some(&b'0') {
+        if matches!(b.get(i + 1), Some(b'x') | Some(b'X'))
+            && b.get(i + 2).is_some_and(|c| c.is_ascii_hexdigit())
+        {
+            i += 2;
+            16
+        } else {
+            8
+        }
+    } else {
+        10
+    };
+    let mut val: u64 = 0;
+    let mut digits = 0;
+    let mut overflow = false;
+    while let Some(&c) = b.get(i) {
+        let Some(d) = (c as char).to_digit(radix) else {
+            break;
+        };
+        match val
+            .checked_mul(radix as u64)
+            .and_then(|x| x.checked_add(d as u64))
+        {
+            Some(x) => val = x,
+            None => overflow = true,
+        }
+        digits += 1;
+        i += 1;
+    }
+    if digits == 0 {
+        return Err(bad());
+    }
+    if b.get(i) == Some(&b'\n') {
+        i += 1;
+    }
+    if i != b.len() {
+        return Err(bad());
+    }
+    let range = || KernelError::erange(format!("'{}' does not fit in an int", s.trim_end()));
+    if overflow {
+        return Err(range());
+    }
+    let v: i64 = if neg {
+        if val > i64::MAX as u64 + 1 {
+            return Err(range());
+        }
+        (val as i64).wrapping_neg()
+    } else {
+        if val > i64::MAX as u64 {
+            return Err(range());
+        }
+        val as i64
+    };
+    i32::try_from(v).map_err(|_| range())
+}

@@ -105,3 +105,16 @@ mod tests {
         assert!(parse_duration("", 1).is_err());
     }
 }
+
+/// `time_after(a, b)` / `time_after64`: `a` is later than `b` on a clock
+/// (jiffies, vtime) that may wrap.
+#[inline]
+pub fn time_after(a: u64, b: u64) -> bool {
+    (b.wrapping_sub(a) as i64) < 0
+}
+
+/// `time_before(a, b)` / `time_before64`.
+#[inline]
+pub fn time_before(a: u64, b: u64) -> bool {
+    time_after(b, a)
+}

@@ -59,7 +59,10 @@ pub trait Elevator {
 }
 
 /// Build a scheduler by its sysfs name.
-pub fn build(name: &str, dev: &crate::block::disk::DeviceInfo) -> Result<Box<dyn Elevator>, String> {
+pub fn build(
+    name: &str,
+    dev: &crate::block::disk::DeviceInfo,
+) -> Result<Box<dyn Elevator>, String> {
     match name {
         "none" => Ok(Box::new(none::NoneSched::default())),
         // "deadline" is the kernel's elevator_alias for mq-deadline.

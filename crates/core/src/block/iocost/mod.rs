@@ -40,9 +40,9 @@ use std::collections::VecDeque;
 use crate::block::bio::{Bio, BioId};
 use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::ctx::Ctx;
+use crate::block::disk::DeviceInfo;
 use crate::block::request::Request;
 use crate::block::rq_qos::{QosVerdict, RqQos};
-use crate::block::disk::DeviceInfo;
 use crate::sim::kerr::{Errno, KernelError};
 use crate::sim::switches::Switches;
 use crate::sim::time::{Hz, Ns};
@@ -104,15 +104,7 @@ pub(crate) const WAIT_TICKET: u64 = 1 << 63;
 pub(crate) fn div_round_up(n: u64, d: u64) -> u64 {
     n.wrapping_add(d - 1) / d
 }
-/// `time_after64(a, b)`
-#[inline]
-pub(crate) fn time_after64(a: u64, b: u64) -> bool {
-    (b.wrapping_sub(a) as i64) < 0
-}
-#[inline]
-pub(crate) fn time_before64(a: u64, b: u64) -> bool {
-    time_after64(b, a)
-}
+pub(crate) use crate::sim::time::{time_after as time_after64, time_before as time_before64};
 /// `abs_cost_to_cost`: relative cost in the iocg's vtime.
 #[inline]
 pub(crate) fn abs_cost_to_cost(abs_cost: u64, hw_inuse: u32) -> u64 {

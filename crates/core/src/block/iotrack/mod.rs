@@ -21,8 +21,8 @@ use std::cell::Cell;
 use crate::block::bio::{Bio, BioId};
 use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::ctx::Ctx;
-use crate::block::rq_qos::{QosVerdict, RqQos};
 use crate::block::disk::DeviceInfo;
+use crate::block::rq_qos::{QosVerdict, RqQos};
 use crate::sim::kerr::KernelError;
 
 pub use counters::{IotrackCounters, RqStat, IOT_NR, IOT_OTHER, IOT_READ, IOT_WRITE};

@@ -11,16 +11,9 @@ const US: u64 = 1_000;
 
 fn dev() -> DeviceInfo {
     DeviceInfo {
-        name: "nvme0n1".into(),
-        major: 259,
-        minor: 0,
-        rotational: false,
-        nr_requests: 64,
         queue_depth: 32,
-        nr_hw_queues: 1,
-        max_sectors_kb: 128,
-        logical_block_size: 512,
         capacity_bytes: 1 << 30,
+        ..crate::testutil::device("nvme0n1", 259, 0)
     }
 }
 

@@ -14,16 +14,9 @@ const US: Ns = NSEC_PER_USEC;
 
 fn dev(rotational: bool) -> DeviceInfo {
     DeviceInfo {
-        name: "nullb1".into(),
-        major: 253,
-        minor: 1,
         rotational,
-        nr_requests: 64,
-        queue_depth: 64,
-        nr_hw_queues: 1,
-        max_sectors_kb: 128,
-        logical_block_size: 512,
         capacity_bytes: 4 << 30,
+        ..crate::testutil::device("nullb1", 253, 1)
     }
 }
 

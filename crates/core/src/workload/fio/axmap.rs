@@ -381,10 +381,7 @@ mod tests {
         let mut sparse = RandomMap::new(n);
         let mut dense = RandomMap::build(n, true);
         let lists = |m: &RandomMap| match &m.levels[0] {
-            Words::Chunked(c, _) => c
-                .iter()
-                .filter(|c| matches!(c, Chunk::List(_)))
-                .count(),
+            Words::Chunked(c, _) => c.iter().filter(|c| matches!(c, Chunk::List(_))).count(),
             Words::Flat(_) => 0,
         };
         assert_eq!(lists(&sparse), 16);

@@ -1,0 +1,34 @@
+//! What the unit tests of several subsystems build alike: a device's queue
+//! limits and a cgroup tree with files written.
+
+use crate::block::blk_cgroup::CgroupTree;
+use crate::block::disk::DeviceInfo;
+
+/// A non-rotational blk-mq device `name` (MAJ:MIN) with a single hardware
+/// queue, 64 tags and 64 driver slots, 128 KiB requests, 512-byte blocks and
+/// 1 TiB; tests change what they exercise with struct-update syntax.
+pub(crate) fn device(name: &str, major: u32, minor: u32) -> DeviceInfo {
+    DeviceInfo {
+        name: name.into(),
+        major,
+        minor,
+        rotational: false,
+        nr_requests: 64,
+        queue_depth: 64,
+        nr_hw_queues: 1,
+        max_sectors_kb: 128,
+        logical_block_size: 512,
+        capacity_bytes: 1 << 40,
+    }
+}
+
+/// A cgroup tree with `(path, file, content)` written in order, creating
+/// each path's groups as `mkdir -p` would.
+pub(crate) fn tree_with(files: &[(&str, &str, &str)]) -> CgroupTree {
+    let mut t = CgroupTree::new();
+    for (path, file, content) in files {
+        let id = t.ensure(path).unwrap();
+        t.write_file(id, file, content);
+    }
+    t
+}
