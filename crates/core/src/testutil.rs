@@ -32,3 +32,21 @@ pub(crate) fn tree_with(files: &[(&str, &str, &str)]) -> CgroupTree {
     }
     t
 }
+
+/// The context the block layer hands a controller at `now`, at HZ=1000.
+pub(crate) fn ctx<'a>(
+    now: crate::sim::time::Ns,
+    dev: &'a DeviceInfo,
+    cgroups: &'a CgroupTree,
+    switches: &'a crate::sim::switches::Switches,
+    trace: &'a mut crate::sim::trace::Tracer,
+) -> crate::block::ctx::Ctx<'a> {
+    crate::block::ctx::Ctx {
+        now,
+        hz: crate::sim::time::Hz(1000),
+        dev,
+        cgroups,
+        switches,
+        trace,
+    }
+}

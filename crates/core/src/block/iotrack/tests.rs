@@ -164,14 +164,7 @@ fn lat_thresh_write_mid_run() {
     let d = dev();
     let sw = Switches::default();
     let mut tr = Tracer::default();
-    let mut ctx = Ctx {
-        now: 0,
-        hz: Hz(1000),
-        dev: &d,
-        cgroups: &tree,
-        switches: &sw,
-        trace: &mut tr,
-    };
+    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     let line = "259:0 1000 2000 3000 4000 5000 6000 7000 8000";
     assert_eq!(
         it.write_file(&mut ctx, g, LAT_THRESH_FILE, line),

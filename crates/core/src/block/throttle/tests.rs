@@ -56,7 +56,8 @@ impl H {
     fn cg(&self, p: &str) -> CgId {
         self.cgs.find(p).unwrap()
     }
-    fn submit(&mut self, now: Ns, id: BioId, bio: &mut Bio) -> bool {
+    /// blk-throttle and the context the block layer hands it at `now`.
+    fn parts(&mut self, now: Ns) -> (&mut Throttle, Ctx<'_>) {
         let H {
             dev,
             cgs,
@@ -65,7 +66,7 @@ impl H {
             hz,
             th,
         } = self;
-        let mut ctx = Ctx {
+        let ctx = Ctx {
             now,
             hz: *hz,
             dev,
@@ -73,44 +74,18 @@ impl H {
             switches: sw,
             trace: tr,
         };
+        (th, ctx)
+    }
+    fn submit(&mut self, now: Ns, id: BioId, bio: &mut Bio) -> bool {
+        let (th, mut ctx) = self.parts(now);
         th.submit(&mut ctx, id, bio)
     }
     fn fire(&mut self, now: Ns, out: &mut Vec<BioId>) {
-        let H {
-            dev,
-            cgs,
-            sw,
-            tr,
-            hz,
-            th,
-        } = self;
-        let mut ctx = Ctx {
-            now,
-            hz: *hz,
-            dev,
-            cgroups: cgs,
-            switches: sw,
-            trace: tr,
-        };
+        let (th, mut ctx) = self.parts(now);
         th.timer(&mut ctx, out)
     }
     fn write(&mut self, now: Ns, cg: CgId, line: &str) -> Result<(), KernelError> {
-        let H {
-            dev,
-            cgs,
-            sw,
-            tr,
-            hz,
-            th,
-        } = self;
-        let mut ctx = Ctx {
-            now,
-            hz: *hz,
-            dev,
-            cgroups: cgs,
-            switches: sw,
-            trace: tr,
-        };
+        let (th, mut ctx) = self.parts(now);
         th.write_io_max(&mut ctx, cg, line)
     }
 }
@@ -291,37 +266,35 @@ fn unlimited_groups_pass_untouched() {
 
 // ---- pacing, HZ=1000, 20 ms slice (budget 2 IOs per window at riops=100) -------
 
+/// 200 bios back to back at riops=100 under `wait`: the first two pass, then
+/// two per 20-jiffy window, bio k (k >= 2) at jiffy 20·⌊k/2⌋ + `offset`.
+fn assert_two_per_window(wait: &str, offset: u64) {
+    let r = back_to_back(wait, "20ms-nonrot", "253:1 riops=100", 200);
+    assert_eq!(&r[..2], &[0, 0], "{wait}");
+    for (k, &j) in r.iter().enumerate().skip(2) {
+        assert_eq!(j, 20 * (k as u64 / 2) + offset, "{wait}: bio {k}");
+    }
+}
+
 #[test]
 fn riops_back_to_back_current() {
     // the third bio waits for the window boundary (j20); the wheel runs the
     // timer one tick later (j21), where the next window's budget admits two
-    let r = back_to_back("current", "20ms-nonrot", "253:1 riops=100", 200);
-    assert_eq!(&r[..8], &[0, 0, 21, 21, 41, 41, 61, 61]);
-    for (k, &j) in r.iter().enumerate().skip(2) {
-        assert_eq!(j, 20 * (k as u64 / 2) + 1, "bio {k}");
-    }
+    assert_two_per_window("current", 1);
 }
 
 #[test]
 fn riops_back_to_back_pre2018() {
     // the third IO waits for its exact-rate moment (31; the timer runs at
     // j32), then two per window
-    let r = back_to_back("pre-2018", "20ms-nonrot", "253:1 riops=100", 200);
-    assert_eq!(&r[..8], &[0, 0, 32, 32, 52, 52, 72, 72]);
-    for (k, &j) in r.iter().enumerate().skip(2) {
-        assert_eq!(j, 20 * (k as u64 / 2) + 12, "bio {k}");
-    }
+    assert_two_per_window("pre-2018", 12);
 }
 
 #[test]
 fn riops_back_to_back_slice_capped() {
     // the wait ends on the boundary (j20); the wheel runs the timer at j21,
     // where the next window admits it (no zero-wait spin is needed)
-    let r = back_to_back("slice-capped", "20ms-nonrot", "253:1 riops=100", 200);
-    assert_eq!(&r[..8], &[0, 0, 21, 21, 41, 41, 61, 61]);
-    for (k, &j) in r.iter().enumerate().skip(2) {
-        assert_eq!(j, 20 * (k as u64 / 2) + 1, "bio {k}");
-    }
+    assert_two_per_window("slice-capped", 1);
 }
 
 #[test]
@@ -335,16 +308,7 @@ fn riops_100ms_slice_and_timer_wheel() {
     let r = back_to_back("pre-2018", "100ms", "253:1 riops=100", 12);
     assert_eq!((r[9], r[10], r[11]), (0, 112, 112));
     // the long run keeps the rate: 10 s -> 1000 IOs plus the first burst
-    let mut h = H::new(
-        1000,
-        "current",
-        "100ms",
-        false,
-        &[("/cg1", "253:1 riops=100")],
-    );
-    let mut jobs = [Job::new(h.cg("/cg1"), 0, 0, 0)];
-    run(&mut h, &mut jobs, 10 * NSEC_PER_SEC - 1);
-    let n = jobs[0].done.len();
+    let n = ios_in_10s("current", "100ms", "253:1 riops=100");
     assert!((1000..=1010).contains(&n), "{n}");
 }
 
@@ -378,18 +342,17 @@ fn rbps_one_big_bio_waits_999_jiffies_then_the_wheel() {
 fn rbps_long_run_rate() {
     // 4 KiB reads back to back at 400 KiB/s: 100 bios per second
     for era in ["current", "pre-2018", "slice-capped"] {
-        let mut h = H::new(
-            1000,
-            era,
-            "20ms-nonrot",
-            false,
-            &[("/cg1", "253:1 rbps=409600")],
-        );
-        let mut jobs = [Job::new(h.cg("/cg1"), 0, 0, 0)];
-        run(&mut h, &mut jobs, 10 * NSEC_PER_SEC - 1);
-        let n = jobs[0].done.len();
+        let n = ios_in_10s(era, "20ms-nonrot", "253:1 rbps=409600");
         assert!((1000..=1003).contains(&n), "{era}: {n}");
     }
+}
+
+/// Bios one job of /cg1 completes back to back in 10 s under `limit`.
+fn ios_in_10s(wait: &str, slice: &str, limit: &str) -> usize {
+    let mut h = H::new(1000, wait, slice, false, &[("/cg1", limit)]);
+    let mut jobs = [Job::new(h.cg("/cg1"), 0, 0, 0)];
+    run(&mut h, &mut jobs, 10 * NSEC_PER_SEC - 1);
+    jobs[0].done.len()
 }
 
 // ---- the seed (spec §13.3): HZ=1000, S=20, riops=100, thinktime 4 ms --------------
@@ -415,31 +378,43 @@ fn seed_run(
     std::mem::take(&mut jobs[0].done)
 }
 
+/// The seed's first 80 ms under `wait`: the first seven IOs' submission
+/// and release instants (in 0.1 ms), and the clat of IOs 2 and 4.
+fn assert_seed_timeline(wait: &str, sub: [Ns; 7], rel: [Ns; 7], clat2: Ns, clat4: Ns) {
+    let d = seed_run(wait, "auto", 80 * MS, Box::new(|_| 0));
+    let tenths = |t: Ns| t / (100 * US);
+    let got_sub: Vec<Ns> = d.iter().take(7).map(|x| tenths(x.0)).collect();
+    let got_rel: Vec<Ns> = d.iter().take(7).map(|x| tenths(x.1)).collect();
+    assert_eq!(got_sub, sub, "{wait}: submissions");
+    assert_eq!(got_rel, rel, "{wait}: releases");
+    assert_eq!(d[2].1 - d[2].0, clat2, "{wait}: clat of IO 2");
+    assert_eq!(d[4].1 - d[4].0, clat4, "{wait}: clat of IO 4");
+}
+
 #[test]
 fn seed_timeline_pre2018() {
-    let d = seed_run("pre-2018", "auto", 80 * MS, Box::new(|_| 0));
-    let sub: Vec<Ns> = d.iter().map(|x| x.0 / (100 * US)).collect(); // in 0.1 ms
-    let rel: Vec<Ns> = d.iter().map(|x| x.1 / (100 * US)).collect();
-    // IO:       0   1   2    3    4    5    6
-    assert_eq!(&sub[..7], &[3, 44, 85, 361, 402, 561, 602]);
-    assert_eq!(&rel[..7], &[3, 44, 320, 361, 520, 561, 720]);
     // clat of IO 2: wait 31 - 8 = 23 jiffies, run at the next tick (j32) ->
     // 23.5 ms; IO 4 arrives at el 20 (not 19: the late timer moved the
     // cycle), waits 31 - 20 = 11 -> j51, runs at j52 -> 11.8 ms
-    assert_eq!(d[2].1 - d[2].0, 23_500 * US);
-    assert_eq!(d[4].1 - d[4].0, 11_800 * US);
+    assert_seed_timeline(
+        "pre-2018",
+        [3, 44, 85, 361, 402, 561, 602],
+        [3, 44, 320, 361, 520, 561, 720],
+        23_500 * US,
+        11_800 * US,
+    );
 }
 
 #[test]
 fn seed_timeline_slice_capped() {
-    let d = seed_run("slice-capped", "auto", 80 * MS, Box::new(|_| 0));
-    let sub: Vec<Ns> = d.iter().map(|x| x.0 / (100 * US)).collect();
-    let rel: Vec<Ns> = d.iter().map(|x| x.1 / (100 * US)).collect();
     // IO 2 waits 20 - 8 = 12 to j20; the timer runs at j21 and it goes
-    assert_eq!(&sub[..7], &[3, 44, 85, 251, 292, 451, 492]);
-    assert_eq!(&rel[..7], &[3, 44, 210, 251, 410, 451, 610]);
-    assert_eq!(d[2].1 - d[2].0, 12_500 * US);
-    assert_eq!(d[4].1 - d[4].0, 11_800 * US);
+    assert_seed_timeline(
+        "slice-capped",
+        [3, 44, 85, 251, 292, 451, 492],
+        [3, 44, 210, 251, 410, 451, 610],
+        12_500 * US,
+        11_800 * US,
+    );
 }
 
 /// One late IO (a 3 ms scheduling hiccup before IO 8): in the old kernel it

@@ -101,14 +101,8 @@ impl Sim {
             }
         } as BioId;
         let mut bio = bio;
-        let mut ctx = Ctx {
-            now: self.now,
-            hz: Hz(1000),
-            dev: &self.dev,
-            cgroups: &self.tree,
-            switches: &self.sw,
-            trace: &mut self.tracer,
-        };
+        let mut ctx =
+            crate::testutil::ctx(self.now, &self.dev, &self.tree, &self.sw, &mut self.tracer);
         let v = self.ioc.throttle(&mut ctx, id, &mut bio);
         self.bios[id as usize] = Some(bio);
         if v == QosVerdict::Proceed {
@@ -143,14 +137,8 @@ impl Sim {
             done_time: self.now,
         };
         let mut rel = Vec::new();
-        let mut ctx = Ctx {
-            now: self.now,
-            hz: Hz(1000),
-            dev: &self.dev,
-            cgroups: &self.tree,
-            switches: &self.sw,
-            trace: &mut self.tracer,
-        };
+        let mut ctx =
+            crate::testutil::ctx(self.now, &self.dev, &self.tree, &self.sw, &mut self.tracer);
         let ioc = &mut self.ioc;
         ioc.done_bio(&mut ctx, &bio, &mut rel);
         ioc.done(&mut ctx, &rq, &mut rel);
@@ -198,14 +186,13 @@ impl Sim {
             self.now = t;
             if t_tm == Some(t) {
                 let mut rel = Vec::new();
-                let mut ctx = Ctx {
-                    now: self.now,
-                    hz: Hz(1000),
-                    dev: &self.dev,
-                    cgroups: &self.tree,
-                    switches: &self.sw,
-                    trace: &mut self.tracer,
-                };
+                let mut ctx = crate::testutil::ctx(
+                    self.now,
+                    &self.dev,
+                    &self.tree,
+                    &self.sw,
+                    &mut self.tracer,
+                );
                 self.ioc.timer(&mut ctx, &mut rel);
                 for id in rel {
                     self.issue(id);
@@ -230,5 +217,34 @@ impl Sim {
 
     pub(super) fn count(&self, cg: CgId) -> u64 {
         self.done.get(&cg).copied().unwrap_or(0)
+    }
+}
+
+/// The model below: 4 KiB random reads cost exactly 1 ms at 100 % (1000 IOPS).
+pub(super) const MODEL_1K: &str = "8:0 ctrl=user model=linear rbps=4096000000 rseqiops=1000 rrandiops=1000 wbps=4096000000 wseqiops=1000 wrandiops=1000";
+/// vrate fixed at 100 %.
+pub(super) const QOS_FIXED: &str =
+    "8:0 enable=1 ctrl=user rpct=0 rlat=5000 wpct=0 wlat=5000 min=100 max=100";
+
+impl Sim {
+    /// [`MODEL_1K`] at a fixed vrate, `io.weight` per cgroup path as given,
+    /// a 100 µs device and 4 KiB reads.
+    pub(super) fn fixed_vrate(weights: &[(&str, &str)], trace: bool) -> Sim {
+        let mut files = vec![
+            ("/", "io.cost.model", MODEL_1K),
+            ("/", "io.cost.qos", QOS_FIXED),
+        ];
+        files.extend(weights.iter().map(|&(p, w)| (p, "io.weight", w)));
+        Sim::new(&files, 100_000, 4096, trace)
+    }
+
+    /// Cgroup `cg` keeps `qd` I/Os outstanding until `until`.
+    pub(super) fn closed(&mut self, cg: CgId, qd: u32, until: Ns) {
+        self.loads.insert(cg, Load::Closed { qd, until });
+    }
+
+    /// Cgroup `cg` submits one I/O every `gap` until `until`.
+    pub(super) fn open(&mut self, cg: CgId, gap: Ns, until: Ns) {
+        self.loads.insert(cg, Load::Open { gap, until });
     }
 }

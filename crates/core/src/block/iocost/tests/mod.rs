@@ -187,14 +187,7 @@ fn weight_parsing() {
     let tree = tree_with(&[("/a", "io.weight", ""), ("/b", "io.weight", "")]);
     let sw = Switches::default();
     let mut tr = Tracer::default();
-    let mut ctx = Ctx {
-        now: 0,
-        hz: Hz(1000),
-        dev: &d,
-        cgroups: &tree,
-        switches: &sw,
-        trace: &mut tr,
-    };
+    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     assert_eq!(
         ioc.write_file(&mut ctx, 1, "io.weight", "8:0 default"),
         Some(Ok(()))
@@ -348,14 +341,7 @@ fn vrate_stepping_matches_thread() {
     let sw = Switches::default();
     let sink = Shared::default();
     let mut tr = Tracer::new(Some(Box::new(sink.clone())));
-    let mut ctx = Ctx {
-        now: 0,
-        hz: Hz(1000),
-        dev: &d,
-        cgroups: &tree,
-        switches: &sw,
-        trace: &mut tr,
-    };
+    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     let mut ioc = seed();
     ioc.vtime_base_rate = 175_247; // prints as 127.50 %
     assert_eq!(trace::vrate_pct_str(ioc.vtime_base_rate), "127.50%");

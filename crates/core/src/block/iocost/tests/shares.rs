@@ -3,9 +3,6 @@
 use super::harness::*;
 use super::*;
 
-/// The model below: 4 KiB random reads cost exactly 1 ms at 100 % (1000 IOPS).
-const MODEL_1K: &str = "8:0 ctrl=user model=linear rbps=4096000000 rseqiops=1000 rrandiops=1000 wbps=4096000000 wseqiops=1000 wrandiops=1000";
-const QOS_FIXED: &str = "8:0 enable=1 ctrl=user rpct=0 rlat=5000 wpct=0 wlat=5000 min=100 max=100";
 const MS: Ns = 1_000_000;
 const SEC: Ns = 1_000_000_000;
 
@@ -15,31 +12,9 @@ fn within(v: u64, want: u64, pct: u64) -> bool {
 
 #[test]
 fn weight_shares_with_fixed_vrate() {
-    let mut s = Sim::new(
-        &[
-            ("/", "io.cost.model", MODEL_1K),
-            ("/", "io.cost.qos", QOS_FIXED),
-            ("/a", "io.weight", "100"),
-            ("/b", "io.weight", "300"),
-        ],
-        100_000,
-        4096,
-        false,
-    );
-    s.loads.insert(
-        1,
-        Load::Closed {
-            qd: 16,
-            until: u64::MAX,
-        },
-    );
-    s.loads.insert(
-        2,
-        Load::Closed {
-            qd: 16,
-            until: u64::MAX,
-        },
-    );
+    let mut s = Sim::fixed_vrate(&[("/a", "100"), ("/b", "300")], false);
+    s.closed(1, 16, u64::MAX);
+    s.closed(2, 16, u64::MAX);
     s.win = (500 * MS, 2500 * MS);
     s.start();
     s.run_until(2500 * MS);
@@ -54,31 +29,9 @@ fn weight_shares_with_fixed_vrate() {
 
 #[test]
 fn idle_sibling_share_goes_to_the_active_one() {
-    let mut s = Sim::new(
-        &[
-            ("/", "io.cost.model", MODEL_1K),
-            ("/", "io.cost.qos", QOS_FIXED),
-            ("/a", "io.weight", "100"),
-            ("/b", "io.weight", "100"),
-        ],
-        100_000,
-        4096,
-        false,
-    );
-    s.loads.insert(
-        1,
-        Load::Closed {
-            qd: 16,
-            until: u64::MAX,
-        },
-    );
-    s.loads.insert(
-        2,
-        Load::Closed {
-            qd: 16,
-            until: 1000 * MS,
-        },
-    );
+    let mut s = Sim::fixed_vrate(&[("/a", "100"), ("/b", "100")], false);
+    s.closed(1, 16, u64::MAX);
+    s.closed(2, 16, 1000 * MS);
     s.win = (300 * MS, 900 * MS);
     s.start();
     s.run_until(900 * MS);
@@ -98,34 +51,12 @@ fn idle_sibling_share_goes_to_the_active_one() {
 
 #[test]
 fn donation_gives_unused_share_to_the_busy_sibling() {
-    let mut s = Sim::new(
-        &[
-            ("/", "io.cost.model", MODEL_1K),
-            ("/", "io.cost.qos", QOS_FIXED),
-            ("/a", "io.weight", "100"),
-            ("/b", "io.weight", "100"),
-        ],
-        100_000,
-        4096,
-        true,
-    );
+    let mut s = Sim::fixed_vrate(&[("/a", "100"), ("/b", "100")], true);
     let sink = Shared::default();
     s.tracer = Tracer::new(Some(Box::new(sink.clone())));
-    s.loads.insert(
-        1,
-        Load::Closed {
-            qd: 16,
-            until: u64::MAX,
-        },
-    );
+    s.closed(1, 16, u64::MAX);
     // b: 100 IOPS, 10 % of the device
-    s.loads.insert(
-        2,
-        Load::Open {
-            gap: 10 * MS,
-            until: u64::MAX,
-        },
-    );
+    s.open(2, 10 * MS, u64::MAX);
     s.win = (1000 * MS, 3000 * MS);
     s.start();
     s.run_until(3000 * MS);
@@ -164,14 +95,7 @@ fn no_completion_period(fix: &str) -> (i32, u64, Vec<String>) {
     let mk = |sector: u64, bytes: u32| {
         Bio::new(0, 1, Op::Read, sector, bytes, Origin::Kernel { tag: 0 })
     };
-    let mut ctx = Ctx {
-        now: SEC,
-        hz: Hz(1000),
-        dev: &d,
-        cgroups: &tree,
-        switches: &sw,
-        trace: &mut tr,
-    };
+    let mut ctx = crate::testutil::ctx(SEC, &d, &tree, &sw, &mut tr);
     // one 256 KiB read fits the initial budget and stays in flight forever
     let mut b0 = mk(1 << 20, 256 << 10);
     assert_eq!(ioc.throttle(&mut ctx, 0, &mut b0), QosVerdict::Proceed);
@@ -186,14 +110,7 @@ fn no_completion_period(fix: &str) -> (i32, u64, Vec<String>) {
     // run timers until the first period timer has fired
     while ioc.cur_period == 0 {
         let t = ioc.next_timer().unwrap();
-        let mut ctx = Ctx {
-            now: t,
-            hz: Hz(1000),
-            dev: &d,
-            cgroups: &tree,
-            switches: &sw,
-            trace: &mut tr,
-        };
+        let mut ctx = crate::testutil::ctx(t, &d, &tree, &sw, &mut tr);
         ioc.timer(&mut ctx, &mut released);
     }
     assert_eq!(
@@ -299,14 +216,7 @@ fn latency_and_rq_wait_accounting() {
     };
     let mut rel = Vec::new();
     // 1 MiB read: 3.5 ms + 6.063946 ms allowance
-    let mut ctx = Ctx {
-        now: 10 * MS + 9_563_946,
-        hz: Hz(1000),
-        dev: &d,
-        cgroups: &tree,
-        switches: &sw,
-        trace: &mut tr,
-    };
+    let mut ctx = crate::testutil::ctx(10 * MS + 9_563_946, &d, &tree, &sw, &mut tr);
     ioc.done(&mut ctx, &rq(Op::Read, 1 << 20, 10 * MS, 10 * MS), &mut rel);
     ctx.now += 1;
     ioc.done(&mut ctx, &rq(Op::Read, 1 << 20, 10 * MS, 11 * MS), &mut rel);
