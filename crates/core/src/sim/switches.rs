@@ -4,6 +4,10 @@
 //!
 //! Switches are registered here with their allowed values, default (the current
 //! kernel) and a description; a scenario or the command line may set them.
+//!
+//! A kernel profile names the value of every switch for one kernel version,
+//! so a run (and a conformance check against that kernel) can say "as 6.1
+//! does" in one word.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +60,92 @@ pub const SWITCHES: &[SwitchDef] = &[
     },
 ];
 
+/// The value of every switch for one kernel version.
+#[derive(Debug)]
+pub struct KernelProfile {
+    /// The name a user gives (`--kernel-profile 6.12`).
+    pub name: &'static str,
+    /// Which kernels it describes.
+    pub describes: &'static str,
+    /// (switch, value) for every registered switch.
+    pub values: &'static [(&'static str, &'static str)],
+    /// Where the kernel differs from every modelled behaviour, and what the
+    /// profile picks instead.
+    pub notes: &'static str,
+}
+
+/// The kernels the project checks against: the stock Debian kernels the
+/// conformance harness boots, the development hosts' kernel, and mainline.
+pub const PROFILES: &[KernelProfile] = &[
+    KernelProfile {
+        name: "6.1",
+        describes: "Linux 6.1 LTS (Debian bookworm, the harness's debian-6.1)",
+        values: &[
+            ("blk.split", "on"),
+            ("iocost.busy_level_fix", "off"),
+            ("throttle.wait", "current"),
+            ("throttle.slice", "100ms"),
+            ("ioprio.content_activity", "off"),
+        ],
+        notes: "blk-throttle of v5.3..v6.15 (one FIFO per direction, joint bps/iops charging, no minimum \
+                iops wait) is not modelled: throttle.wait=current is the nearest; with one limit per \
+                group the waits agree. CONFIG_BLK_DEV_THROTTLING_LOW is off in Debian's 6.1, so every \
+                device has HZ/10 slices.",
+    },
+    KernelProfile {
+        name: "6.12",
+        describes: "Linux 6.12 LTS (Debian trixie, the harness's debian-6.12)",
+        values: &[
+            ("blk.split", "on"),
+            ("iocost.busy_level_fix", "off"),
+            ("throttle.wait", "current"),
+            ("throttle.slice", "20ms-nonrot"),
+            ("ioprio.content_activity", "off"),
+        ],
+        notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed \
+                (fixed by f76581f9f1d2 in 6.18.y and 6.19). The v5.3..v6.15 single-FIFO blk-throttle \
+                is not modelled: throttle.wait=current is the nearest.",
+    },
+    KernelProfile {
+        name: "6.18",
+        describes: "Linux 6.18.y stable (the development hosts' kernel)",
+        values: &[
+            ("blk.split", "on"),
+            ("iocost.busy_level_fix", "off"),
+            ("throttle.wait", "current"),
+            ("throttle.slice", "100ms"),
+            ("ioprio.content_activity", "off"),
+        ],
+        notes: "Carries the blk-throttle slice fix (HZ/10 on every device); predates the 2026 \
+                blk-iocost busy_level fix.",
+    },
+    KernelProfile {
+        name: "mainline",
+        describes: "Current mainline with the 2026 blk-iocost fix (the simulator's defaults)",
+        values: &[
+            ("blk.split", "on"),
+            ("iocost.busy_level_fix", "on"),
+            ("throttle.wait", "current"),
+            ("throttle.slice", "100ms"),
+            ("ioprio.content_activity", "off"),
+        ],
+        notes: "",
+    },
+];
+
+/// The profile named `name` (a kernel version as the profiles spell it; a
+/// `debian-` prefix, as the conformance harness names its kernels, is accepted).
+pub fn profile(name: &str) -> Result<&'static KernelProfile, String> {
+    let short = name.strip_prefix("debian-").unwrap_or(name);
+    PROFILES.iter().find(|p| p.name == short).ok_or_else(|| {
+        let known: Vec<&str> = PROFILES.iter().map(|p| p.name).collect();
+        format!(
+            "unknown kernel profile '{name}' (known: {})",
+            known.join(", ")
+        )
+    })
+}
+
 pub fn def(name: &str) -> Option<&'static SwitchDef> {
     SWITCHES.iter().find(|s| s.name == name)
 }
@@ -97,6 +187,15 @@ impl Switches {
     pub fn is(&self, name: &str, value: &str) -> bool {
         self.get(name) == value
     }
+    /// Every switch as kernel profile `p` has it; switches set afterwards
+    /// override it.
+    pub fn from_profile(p: &KernelProfile) -> Switches {
+        let mut s = Switches::default();
+        for (k, v) in p.values {
+            s.set(k, v).expect("profiles name registered switches and values");
+        }
+        s
+    }
     /// Explicitly set switches, sorted by name.
     pub fn explicit(&self) -> impl Iterator<Item = (&str, &str)> {
         self.set.iter().map(|(k, v)| (k.as_str(), v.as_str()))
@@ -117,5 +216,25 @@ mod tests {
         for d in SWITCHES {
             assert!(d.values.contains(&d.default), "{}", d.name);
         }
+    }
+
+    #[test]
+    fn every_profile_names_every_switch_once_with_a_valid_value() {
+        for p in PROFILES {
+            for d in SWITCHES {
+                let n = p.values.iter().filter(|(k, _)| *k == d.name).count();
+                assert_eq!(n, 1, "profile {} names {} {n} times", p.name, d.name);
+            }
+            assert_eq!(p.values.len(), SWITCHES.len(), "profile {}", p.name);
+            let s = Switches::from_profile(p);
+            assert_eq!(s.explicit().count(), SWITCHES.len());
+        }
+        // mainline is the defaults
+        let m = Switches::from_profile(profile("mainline").unwrap());
+        for d in SWITCHES {
+            assert_eq!(m.get(d.name), d.default, "{}", d.name);
+        }
+        assert_eq!(profile("debian-6.12").unwrap().name, "6.12");
+        assert!(profile("5.4").unwrap_err().contains("6.1, 6.12, 6.18, mainline"));
     }
 }
