@@ -40,7 +40,7 @@ fn leftovers(pid: u32) -> Vec<String> {
 
 #[test]
 fn conformance_sigint_cleans_up_everything() {
-    let e = blklab::conformance::env::probe();
+    let e = blklab_conformance::env::probe();
     let missing = e.missing_basics();
     if !missing.is_empty() {
         println!("SKIP: {}", missing.join("; "));

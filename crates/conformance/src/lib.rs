@@ -11,19 +11,21 @@
 
 pub mod cases;
 pub mod cleanup;
-pub mod cli;
 pub mod env;
 pub mod host;
+pub mod loop_device;
 pub mod metrics;
 pub mod render;
+pub mod result;
 pub mod sim;
 
 use cases::Case;
 use cleanup::Resources;
 use env::HostEnv;
 use host::HostError;
+use loop_device::RawSpeed;
 use metrics::{Metrics, METRICS};
-use sim::RawSpeed;
+pub use result::{CaseResult, JobResult, Options, Status};
 
 /// Exit statuses of `blklab conformance`.
 pub mod exit {
@@ -39,66 +41,6 @@ pub mod exit {
     pub const NOT_RUNNABLE: u8 = 5;
     /// Interrupted by a signal: 128 + the signal number (130 for SIGINT).
     pub const INTERRUPTED_BASE: u8 = 128;
-}
-
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// Case names (or prefixes ending in `*`); empty = all.
-    pub cases: Vec<String>,
-    pub repeat: u32,
-    pub quick: bool,
-    /// Skip the real kernel (simulator only).
-    pub sim_only: bool,
-}
-
-/// A case's outcome.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Status {
-    /// Ran; every judged metric within tolerance.
-    Pass,
-    /// Ran; some judged metric out of tolerance (the list says which).
-    Fail(Vec<String>),
-    /// The host lacks what the case needs (the reason).
-    NotRunnable(String),
-    /// The real side was skipped on request (--sim-only).
-    SimOnly,
-    /// Setup or fio failed.
-    Error(String),
-}
-
-impl Status {
-    pub fn word(&self) -> &'static str {
-        match self {
-            Status::Pass => "PASS",
-            Status::Fail(_) => "FAIL",
-            Status::NotRunnable(_) => "NOT RUNNABLE HERE",
-            Status::SimOnly => "SIM ONLY",
-            Status::Error(_) => "ERROR",
-        }
-    }
-}
-
-/// One job of a case: the real median (with the runs' spread) and the simulator.
-#[derive(Debug, Clone)]
-pub struct JobResult {
-    pub label: String,
-    pub real: Option<Metrics>,
-    /// (max - min) / median of each metric over the real runs.
-    pub spread: Option<[f64; 8]>,
-    pub runs: usize,
-    pub sim: Option<Metrics>,
-}
-
-#[derive(Debug, Clone)]
-pub struct CaseResult {
-    pub case: Case,
-    pub status: Status,
-    pub jobs: Vec<JobResult>,
-    pub device: Option<String>,
-    pub notes: Vec<String>,
-    pub runtime_s: u32,
-    /// The loop device speed the simulated device was given.
-    pub raw: RawSpeed,
 }
 
 /// Judge a case's jobs against its tolerances: the metrics out of tolerance.

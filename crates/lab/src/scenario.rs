@@ -461,7 +461,7 @@ impl Builder<'_> {
             );
         }
         let (major, minor) = match blklab_core::sim::kerr::split_devno(d.devno.get_ref()) {
-            Ok((mm, rest)) if rest.is_empty() => mm,
+            Ok((mm, "")) => mm,
             _ => {
                 return self.err(
                     &d.devno.span(),

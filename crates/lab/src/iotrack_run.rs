@@ -151,7 +151,7 @@ pub fn time_str(ns: u64, with_ms: bool) -> String {
 
 impl IotrackReport {
     fn with_ms(&self) -> bool {
-        self.opts.interval_ms % 1000 != 0
+        !self.opts.interval_ms.is_multiple_of(1000)
     }
 
     /// Every interval block, as the tool prints them.

@@ -9,16 +9,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::cases::{Case, HostDevice, Need};
-use super::cleanup::{interrupted, Resource, Resources};
-use super::env::{HostEnv, ThrottleVia};
-use super::metrics::{from_fio_json, Metrics};
-use super::sim::RawSpeed;
+use crate::cases::{Case, HostDevice, Need};
+use crate::cleanup::{interrupted, Resource, Resources};
+use crate::env::{HostEnv, ThrottleVia};
+use crate::loop_device::{RawSpeed, FILE_BYTES};
+use crate::metrics::{from_fio_json, Metrics};
 
 /// Prefix of every name the harness creates (cgroups, backing files).
 pub const PREFIX: &str = "blklab-conformance";
-/// Size of each backing file.
-pub const FILE_BYTES: u64 = 64 << 20;
 
 /// Why a case did not produce real results.
 #[derive(Debug)]

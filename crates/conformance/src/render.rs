@@ -3,11 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::cases::{Case, Need};
-use super::env::{HostEnv, ThrottleVia};
-use super::metrics::{rel_diff, Metric, METRICS};
-use super::sim::RawSpeed;
-use super::{CaseResult, Status};
+use crate::cases::{Case, Need};
+use crate::env::{HostEnv, ThrottleVia};
+use crate::loop_device::RawSpeed;
+use crate::metrics::{rel_diff, Metric, METRICS};
+use crate::result::{CaseResult, Status};
 
 fn val(m: Metric, v: f64) -> String {
     if v.is_nan() {
@@ -33,7 +33,7 @@ pub fn list(cases: &[Case], env: &HostEnv) -> String {
     let mut s = String::new();
     let w = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
     for c in cases {
-        let here = match super::host::runnable(c, env) {
+        let here = match crate::host::runnable(c, env) {
             Ok(()) => "runnable here".to_string(),
             Err(_) => "not runnable here".to_string(),
         };
@@ -125,8 +125,8 @@ pub fn case_text(r: &CaseResult) -> String {
     }
     let _ = writeln!(
         s,
-        "   {:<4} {:<10} {:>10} {:>10} {:>8}  {:<14} {:>7}  {}",
-        "job", "metric", "real", "sim", "diff", "tolerance", "spread", "ok"
+        "   {:<4} {:<10} {:>10} {:>10} {:>8}  {:<14} {:>7}  ok",
+        "job", "metric", "real", "sim", "diff", "tolerance", "spread"
     );
     for j in &r.jobs {
         for (k, m) in METRICS.iter().enumerate() {

@@ -8,7 +8,7 @@
 //! judged. docs/fidelity/conformance.md gives the repeated real runs that
 //! justify them.
 
-use super::metrics::{Metric, Tolerance};
+use crate::metrics::{Metric, Tolerance};
 
 /// What a case needs from the host's io controller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,7 +152,7 @@ fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
 }
 
 /// The fixed-vrate cost model: far below a tmpfs loop device's speed (it does
-/// >15k 4k IOPS at QD1), so throughput is the model's: 4k random reads cost
+/// more than 15k 4k IOPS at QD1), so throughput is the model's: 4k random reads cost
 /// 1/2000 s, 64k sequential reads 1/4000 s - 4k/100MB/s + 64k/100MB/s.
 /// blk-iocost charges a read as random only when it lands more than
 /// LCOEF_RANDIO_PAGES (4096 pages, 16 MiB) from the group's previous one; on

@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use blklab::report::Row;
-use blklab::runner;
-use blklab::scenario::Scenario;
 use blklab_fio::DirStats;
+use blklab_lab::report::Row;
+use blklab_lab::runner;
+use blklab_lab::scenario::Scenario;
 
 const SEED_SCENARIO: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

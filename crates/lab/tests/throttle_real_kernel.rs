@@ -33,9 +33,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use blklab::report::Row;
-use blklab::runner;
-use blklab::scenario::Scenario;
+use blklab_lab::report::Row;
+use blklab_lab::runner;
+use blklab_lab::scenario::Scenario;
 
 const NAME: &str = "blklab-e2e-throttle";
 const RUNTIME_S: u32 = 20;

@@ -7,7 +7,7 @@
 //! Needs root, fio, loop devices and an io controller; prints `SKIP: <reason>`
 //! without them. About a minute on the development VMs.
 
-use blklab::conformance::{self, cases, env, render, Options, Status};
+use blklab_conformance::{self as conformance, cases, env, render, Options, Status};
 
 fn host_or_skip() -> Option<env::HostEnv> {
     let e = env::probe();

@@ -5,32 +5,11 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use super::cases::{Case, HostDevice};
-use super::metrics::{from_fio_json, Metrics};
-use crate::scenario::Scenario;
+use blklab_lab::scenario::Scenario;
 
-/// The loop device's own speed at QD1 (4k random reads), measured once with
-/// fio on the host, or a default when the host side cannot run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RawSpeed {
-    pub slat_ns: u64,
-    pub clat_ns: u64,
-    pub iops: f64,
-    pub measured: bool,
-}
-
-impl Default for RawSpeed {
-    /// What a tmpfs loop device does on the 2-core development VMs (fio
-    /// QD1 4k randread: slat ~10 us, clat ~55 us).
-    fn default() -> Self {
-        RawSpeed {
-            slat_ns: 10_000,
-            clat_ns: 55_000,
-            iops: 15_000.0,
-            measured: false,
-        }
-    }
-}
+use crate::cases::{Case, HostDevice};
+use crate::loop_device::{RawSpeed, FILE_BYTES};
+use crate::metrics::{from_fio_json, Metrics};
 
 /// fio's reap cost in the simulator (the scenario's `reap_ns`).
 const REAP_NS: u64 = 1_000;
@@ -65,7 +44,7 @@ pub fn scenario_text(
     let _ = writeln!(
         s,
         "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = false\ncapacity = \"{}\"",
-        super::host::FILE_BYTES
+        FILE_BYTES
     );
     match &case.device {
         HostDevice::Loop => {
@@ -130,10 +109,10 @@ pub fn run(
     let text = scenario_text(case, dev_name, devno, raw, runtime_s);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
-    let out = crate::runner::run(&sc, &sc.config, None).map_err(|e| format!("{e:#}"))?;
+    let out = blklab_lab::runner::run(&sc, &sc.config, None).map_err(|e| format!("{e:#}"))?;
     let mut v = Vec::new();
     for i in 0..sc.invocations.len() {
-        let json = crate::output::json(&sc, &out, i);
+        let json = blklab_lab::output::json(&sc, &out, i);
         let jobs = from_fio_json(&json)?;
         let (_, m) = jobs
             .into_iter()
@@ -147,8 +126,8 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::conformance::cases;
-    use crate::conformance::metrics::Metric;
+    use crate::cases;
+    use crate::metrics::Metric;
 
     #[test]
     fn every_case_is_a_valid_scenario() {

@@ -73,7 +73,7 @@ pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
 /// workloads that come from recordings (`replay = ...` jobs).
 pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
     let mut sim = build_sim(cfg, trace)?;
-    crate::replay_input::attach(sc, &mut sim)?;
+    crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)?;
     Ok(sim)
 }
 

@@ -1,9 +1,9 @@
 //! The `blklab conformance` command: argument handling, progress and exit
-//! statuses (see `super::exit`).
+//! statuses (see `blklab_conformance::exit`).
 
 use std::io::Write as _;
 
-use super::{cases, cleanup, env, exit, render, sim, Options};
+use blklab_conformance::{cases, cleanup, env, exit, loop_device, render, sim, Options};
 
 pub struct Args {
     pub cases: Vec<String>,
@@ -38,7 +38,7 @@ pub fn main(a: &Args) -> u8 {
                     c,
                     "loop99",
                     "7:99",
-                    &sim::RawSpeed::default(),
+                    &loop_device::RawSpeed::default(),
                     c.runtime(a.quick)
                 )
             );
@@ -84,7 +84,7 @@ pub fn main(a: &Args) -> u8 {
     progress(&format!("{}\n", render::host_summary(&env)));
     let mut raw = None;
     let mut first = true;
-    let results = super::run_all(&selected, &env, &opts, &mut raw, |r| {
+    let results = blklab_conformance::run_all(&selected, &env, &opts, &mut raw, |r| {
         if first {
             progress(&format!("{}\n\n", render::raw_summary(&r.raw)));
             first = false;
@@ -110,5 +110,5 @@ pub fn main(a: &Args) -> u8 {
     }
     let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
     progress(&format!("summary: {}\n", summary.join(", ")));
-    super::exit_status(&results)
+    blklab_conformance::exit_status(&results)
 }

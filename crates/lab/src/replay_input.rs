@@ -7,10 +7,8 @@ use std::path::Path;
 
 use anyhow::{anyhow, Result};
 use blklab_core::workload::replay::{Replay, ReplayIo, ReplayTiming};
-use blklab_core::Sim;
+use blklab_core::{JobConfig, Sim};
 use blklab_host::events::OpClass;
-
-use crate::scenario::Scenario;
 
 /// A replaying job of a scenario.
 #[derive(Clone, Debug)]
@@ -100,11 +98,14 @@ pub fn load_stream(
     Ok((ios, other))
 }
 
-/// Hand every replaying job its stream.
-pub fn attach(sc: &Scenario, sim: &mut Sim) -> Result<()> {
-    for r in &sc.replays {
+/// Hand every replaying job its stream. `jobs` are the scenario's job
+/// instances (`SimConfig::jobs`), which `ReplayJob::job` indexes; taking them
+/// rather than the scenario keeps this module below the scenario loader,
+/// which builds the `ReplayJob`s.
+pub fn attach(replays: &[ReplayJob], jobs: &[JobConfig], sim: &mut Sim) -> Result<()> {
+    for r in replays {
         sim.set_replay(r.job as u32, r.replay.clone())
-            .map_err(|e| anyhow!("replay job {}: {e}", sc.config.jobs[r.job].spec.name))?;
+            .map_err(|e| anyhow!("replay job {}: {e}", jobs[r.job].spec.name))?;
     }
     Ok(())
 }

@@ -8,10 +8,10 @@
 
 use std::path::Path;
 
-use blklab::runner;
-use blklab::scenario::Scenario;
 use blklab_core::mm::filemap::PcJobStats;
 use blklab_core::sim::time::NSEC_PER_SEC;
+use blklab_lab::runner;
+use blklab_lab::scenario::Scenario;
 
 fn run(example: &str, mode: &str, secs: u64) -> blklab_core::RunResult {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -83,6 +83,7 @@ fn case1_fault_wait_improves_with_both_variants() {
 ///   runs below its depth and throughput falls;
 /// * under `none` (like BFQ and Kyber, blind to the bio priority here) the
 ///   same promotions change nothing, to the byte.
+///
 /// Whole runs (every job reads its 2000M once): promotion builds up as
 /// blocks gather readers, so a cut run would see little of it.
 /// Returns fio's group bandwidth (io over the longest job's run time, the
@@ -100,7 +101,7 @@ fn case2_bw(mode: &str, scheduler: &str) -> (u64, PcJobStats) {
     let r = runner::run(&sc, &cfg, None).expect("runs").result;
     let bytes: u64 = r.jobs.iter().map(|j| j.stats.dirs[0].io_bytes).sum();
     let run_ms = r.jobs.iter().map(|j| j.stats.job_runtime_ms).max().unwrap();
-    assert_eq!(bytes, 8 * 2000 << 20, "every job read its region once");
+    assert_eq!(bytes, (8 * 2000) << 20, "every job read its region once");
     (bytes / 1024 * 1000 / run_ms, sum(&r, "mytest"))
 }
 

@@ -23,7 +23,7 @@ pub const FIO_VERSION: &str = "fio-3.33-blklab";
 pub fn civil(secs: u64) -> (u64, usize, u64, u64, u64, u64, u64) {
     let days = secs / 86400;
     let rem = secs % 86400;
-    let leap = |y: u64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let leap = |y: u64| (y.is_multiple_of(4) && !y.is_multiple_of(100)) || y.is_multiple_of(400);
     let (mut y, mut d) = (1970u64, days);
     while d >= if leap(y) { 366 } else { 365 } {
         d -= if leap(y) { 366 } else { 365 };
