@@ -3,7 +3,8 @@
 //! (then `top_from_file`, `read_recording`) and with live `top`. Per-cgroup
 //! IOs and bytes must match fio's JSON and the kernel's own per-cgroup stats
 //! (io.stat on v2, blkio.throttle.io_serviced on a v1 blkio hierarchy), and the
-//! Q2C mean must be consistent with fio's latency.
+//! Q2C figures must be consistent with the kernel's own latency accounting
+//! (the device's stat file) and bounded by fio's latency.
 //!
 //! Needs root, fio, losetup, tracefs with the blk tracer; otherwise it prints
 //! `SKIP: <reason>` and passes. Everything it creates is removed at the end,
@@ -276,16 +277,36 @@ fn fio_read(path: &Path) -> FioRead {
     }
 }
 
+/// The device's (reads completed, read ticks in ms) from /sys/block/DEV/stat
+/// (Documentation/block/stat.rst): the kernel's own accounting of every read
+/// request from its allocation (blk_mq_rq_time_init) to its end
+/// (blk_account_io_done), summed in ns and printed in ms.
+fn disk_reads(dev: &str) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/sys/block/{dev}/stat")).unwrap_or_default();
+    let f: Vec<u64> = s
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    (
+        f.first().copied().unwrap_or(0),
+        f.get(3).copied().unwrap_or(0),
+    )
+}
+
+/// What one run of the two fio jobs produced: per group (name, fio's
+/// figures, the kernel's per-cgroup (ios, bytes) delta), and the device's
+/// (reads, read ticks ms) delta.
+struct Workload {
+    groups: Vec<(String, FioRead, (u64, u64))>,
+    disk: (u64, u64),
+}
+
 fn within(a: f64, b: f64, frac: f64) -> bool {
     (a - b).abs() <= frac * b.abs().max(1.0)
 }
 
 /// Run both fio jobs while `tracer` runs; returns fio's figures and the kernel's stat deltas.
-fn workload(
-    lab: &mut Lab,
-    ready: &AtomicBool,
-    tag: &str,
-) -> Result<Vec<(String, FioRead, (u64, u64))>, String> {
+fn workload(lab: &mut Lab, ready: &AtomicBool, tag: &str) -> Result<Workload, String> {
     let t0 = Instant::now();
     while !ready.load(Ordering::SeqCst) {
         if t0.elapsed() > Duration::from_secs(10) {
@@ -294,6 +315,7 @@ fn workload(
         std::thread::sleep(Duration::from_millis(10));
     }
     let before: Vec<(u64, u64)> = ["a", "b"].iter().map(|g| lab.kernel_stat(g)).collect();
+    let disk_before = disk_reads(&lab.dev_name());
     let dir = std::env::temp_dir();
     let outs: Vec<PathBuf> = ["a", "b"]
         .iter()
@@ -303,6 +325,7 @@ fn workload(
     lab.spawn_fio("b", 1, 800, &outs[1])?;
     lab.wait_fio()?;
     std::thread::sleep(Duration::from_millis(300));
+    let disk_after = disk_reads(&lab.dev_name());
     let mut res = Vec::new();
     for (k, g) in ["a", "b"].iter().enumerate() {
         let after = lab.kernel_stat(g);
@@ -314,15 +337,14 @@ fn workload(
             (after.0 - before[k].0, after.1 - before[k].1),
         ));
     }
-    Ok(res)
+    Ok(Workload {
+        groups: res,
+        disk: (disk_after.0 - disk_before.0, disk_after.1 - disk_before.1),
+    })
 }
 
-fn check(
-    label: &str,
-    lab: &Lab,
-    res: &[(String, FioRead, (u64, u64))],
-    last: &[(String, IotrackCounters)],
-) {
+fn check(label: &str, lab: &Lab, w: &Workload, last: &[(String, IotrackCounters)]) {
+    let res = &w.groups;
     let get = |p: &str| {
         last.iter()
             .find(|x| x.0 == p)
@@ -361,25 +383,52 @@ fn check(
             "{label} {g}: bytes {bytes} vs kernel {}",
             ks.1
         );
-        // Q is inside io_submit, fio's clat starts after it returns and its
-        // lat before it: Q2C must not exceed lat. clat also holds fio's reap
-        // delay, which grows with CPU contention (2-core VM): measured Q2C
-        // was 68-92 % of clat, so the lower bound is loose
+        // Upper bound: Q is inside io_submit and C is before fio reaps the
+        // completion, while fio's lat runs from before io_submit to the reap:
+        // every I/O's Q2C lies inside its lat, whatever the load.
+        // No lower bound from fio: its clat also holds the delay before the
+        // fio process runs again to reap (io_getevents returning, then fio's
+        // timestamp), which on a CPU-starved 2-core host is as long as the
+        // device time itself (CI: q2c 26 us vs clat 54 us). The lower bound
+        // is the kernel's own accounting, checked below for the device.
         assert!(
             q2c <= f.lat_mean * 1.05,
             "{label} {g}: q2c {q2c} > fio lat {}",
             f.lat_mean
         );
+        // D (issue to the driver) lies between Q and C
         assert!(
-            q2c >= 0.5 * f.clat_mean,
-            "{label} {g}: q2c {q2c} vs fio clat {}",
-            f.clat_mean
+            d2c > 0.0 && d2c <= q2c,
+            "{label} {g}: d2c {d2c} vs q2c {q2c}"
         );
-        assert!(d2c > 0.0 && d2c <= q2c);
         sum += ios;
     }
-    let parent = get(&lab.rel("").trim_end_matches('/').to_string());
+    let parent = get(lab.rel("").trim_end_matches('/'));
     assert_eq!(parent.ios[0], sum, "{label}: parent = a + b");
+    // The kernel's read ticks time each request from its start time to
+    // blk_account_io_done, nearly the traced Q..C of the same I/O: both are
+    // kernel timestamps, so fio's scheduling does not enter. Not exactly:
+    // the start time is the plug's cached clock (blk_time_get_ns), taken at
+    // the first bio of an io_submit batch, so later bios of the batch start
+    // before their Q (measured: ticks 7 % above Q2C, 48 vs 45 us per I/O).
+    // A floor of 75 % of the kernel's figure leaves room for that and still
+    // catches lost or misattributed completion times; 2 ms covers the stat
+    // file's truncation to whole ms at both reads.
+    let (disk_ios, disk_ms) = w.disk;
+    let q2c_ms = parent.tms[0] as f64 / 1e6;
+    eprintln!(
+        "[{label}] device: stat reads={disk_ios} read_ticks={disk_ms}ms ({:.0}ns/io) | traced ios={sum} q2c_total={q2c_ms:.1}ms ({:.0}ns/io)",
+        disk_ms as f64 * 1e6 / disk_ios.max(1) as f64,
+        q2c_ms * 1e6 / sum.max(1) as f64
+    );
+    assert!(
+        within(sum as f64, disk_ios as f64, 0.02),
+        "{label}: traced ios {sum} vs device stat reads {disk_ios}"
+    );
+    assert!(
+        q2c_ms >= 0.75 * disk_ms as f64 - 2.0,
+        "{label}: traced q2c total {q2c_ms:.1} ms vs the device's read ticks {disk_ms} ms"
+    );
     assert!(get("/").ios[0] >= sum);
 }
 
@@ -436,7 +485,7 @@ fn two_cgroups_fio_record_replay_and_top() {
     let rec = read_recording(&rec_path).expect("read_recording");
     let _ = std::fs::remove_file(&rec_path);
     assert!(!rec.truncated);
-    for (g, f, _) in &res {
+    for (g, f, _) in &res.groups {
         let st = rec
             .cgroups
             .iter()
