@@ -108,6 +108,20 @@ const THROTTLE_TOL: [Option<Tolerance>; 8] = [
     Some(Tolerance::rel_abs(0.20, 8000.0)),
 ];
 
+/// Throttle pacing with fio's thinktime: as THROTTLE_TOL, but the real mean
+/// completion latency may be up to one jiffy (4 ms at HZ=250) lower than the
+/// simulator's. The throttle's wait for an I/O is the budget interval less
+/// the thinktime, and the simulator wakes fio on time; on a busy host fio's
+/// thinktime sleep ends late and the wait shrinks by as much (same rate).
+/// Measured with two CPU hogs on the 2-core VM: real mean 1.6 ms below the
+/// simulator for rbps-thinktime (20 ms thinktime, 11.5 ms wait), 0.16 ms for
+/// riops-thinktime. A higher real mean is still held to 15 % or 200 us.
+const THROTTLE_THINKTIME_TOL: [Option<Tolerance>; 8] = {
+    let mut t = THROTTLE_TOL;
+    t[3] = Some(Tolerance::rel_abs(0.15, 200.0).real_lower_by(4000.0));
+    t
+};
+
 /// Fixed vrate: throughput follows io.cost.model exactly on the real kernel
 /// (the spec reports agreement "to a fraction of a percent"); latencies
 /// depend on the issue pattern and are reported.
@@ -147,7 +161,11 @@ fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
         runtime_s: 5,
         quick_runtime_s: 3,
         deterministic: true,
-        tolerance: THROTTLE_TOL,
+        tolerance: if opts.contains("--thinktime") {
+            THROTTLE_THINKTIME_TOL
+        } else {
+            THROTTLE_TOL
+        },
     }
 }
 

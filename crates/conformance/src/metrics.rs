@@ -161,30 +161,60 @@ fn head(s: &str) -> String {
 
 /// How far the simulator may be from the real kernel on one metric: pass when
 /// |sim - real| <= max(rel * |real|, abs) (abs in the metric's unit, µs for
-/// latencies: a floor for figures dominated by host noise).
+/// latencies: a floor for figures dominated by host noise), and the real
+/// figure may in addition be up to `real_lower` below the simulator's.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerance {
     pub rel: f64,
     pub abs: f64,
+    /// One-sided slack (metric's unit) for a real figure the host can only
+    /// lower: with fio's thinktime, a late wake-up of fio on a busy host
+    /// issues the next I/O later, and the throttle's wait shrinks by as much
+    /// (the rate is unchanged). 0 for a symmetric tolerance.
+    pub real_lower: f64,
 }
 
 impl Tolerance {
     pub const fn rel(rel: f64) -> Tolerance {
-        Tolerance { rel, abs: 0.0 }
+        Tolerance {
+            rel,
+            abs: 0.0,
+            real_lower: 0.0,
+        }
     }
     pub const fn rel_abs(rel: f64, abs: f64) -> Tolerance {
-        Tolerance { rel, abs }
+        Tolerance {
+            rel,
+            abs,
+            real_lower: 0.0,
+        }
+    }
+    /// The same tolerance, letting the real figure be `by` further below.
+    pub const fn real_lower_by(self, by: f64) -> Tolerance {
+        Tolerance {
+            real_lower: by,
+            ..self
+        }
     }
     pub fn allows(&self, real: f64, sim: f64) -> bool {
-        (sim - real).abs() <= (self.rel * real.abs()).max(self.abs)
+        let band = (self.rel * real.abs()).max(self.abs);
+        if real < sim {
+            sim - real <= band + self.real_lower
+        } else {
+            real - sim <= band
+        }
     }
     pub fn describe(&self, m: Metric) -> String {
-        if self.abs > 0.0 {
-            let unit = if m.is_latency() { "us" } else { "" };
+        let unit = if m.is_latency() { "us" } else { "" };
+        let mut s = if self.abs > 0.0 {
             format!("±{}% or {}{unit}", fmt_pct(self.rel), self.abs)
         } else {
             format!("±{}%", fmt_pct(self.rel))
+        };
+        if self.real_lower > 0.0 {
+            s.push_str(&format!(" (real may be {}{unit} lower)", self.real_lower));
         }
+        s
     }
 }
 
@@ -244,5 +274,21 @@ mod tests {
         assert!(t.allows(20.0, 29.0)); // the absolute floor
         assert!(!t.allows(20.0, 31.0));
         assert_eq!(rel_diff(100.0, 103.0), 0.03);
+    }
+
+    #[test]
+    fn real_lower_slack_is_one_sided() {
+        // throttle-rbps-thinktime under two CPU hogs: real 9979 us, sim 11535 us
+        let sym = Tolerance::rel_abs(0.15, 200.0);
+        let t = sym.real_lower_by(4000.0);
+        assert!(!sym.allows(9979.0, 11535.0));
+        assert!(t.allows(9979.0, 11535.0));
+        // a real figure above the simulator's gets no extra slack
+        assert!(!t.allows(14000.0, 11535.0));
+        assert!(t.allows(13000.0, 11535.0));
+        assert_eq!(
+            t.describe(Metric::ClatMean),
+            "±15% or 200us (real may be 4000us lower)"
+        );
     }
 }

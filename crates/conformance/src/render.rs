@@ -239,14 +239,15 @@ pub fn markdown(results: &[CaseResult], env: &HostEnv, raw: &RawSpeed, repeat: u
         } else {
             t.join(", ")
         };
-        let key = format!("{}|{line}", r.case.name.split('-').next().unwrap_or(""));
+        let fam = match r.case.name.split('-').next().unwrap_or("") {
+            "throttle" if r.case.name.ends_with("-thinktime") => "throttle-*-thinktime",
+            "throttle" => "throttle-*",
+            "iocost" => "iocost-vrate-*",
+            _ => "capped-qos-*",
+        };
+        let key = format!("{fam}|{line}");
         if !seen.contains(&key) {
             seen.push(key);
-            let fam = match r.case.name.split('-').next().unwrap_or("") {
-                "throttle" => "throttle-*",
-                "iocost" => "iocost-vrate-*",
-                _ => "capped-qos-*",
-            };
             let _ = writeln!(s, "- `{fam}`: {line}");
         }
     }
