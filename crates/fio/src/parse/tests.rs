@@ -1,7 +1,8 @@
 //! Parser tests: fio job files and command lines, option semantics, errors.
 
 use super::*;
-use crate::options::{BsSpec, Engine, RwPattern, UnifiedRw};
+use crate::error::FioError;
+use crate::options::{BsSpec, Engine, JobSpec, RwPattern, UnifiedRw};
 
 /// The job file of the blk-throttle commit in seeds/003.
 const SEED_003_JOB: &str = "[global]
