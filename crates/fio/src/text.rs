@@ -148,7 +148,7 @@ pub fn percentiles_block(hist: &PlatHist, plist: &[f64], precision: u32, pre: &s
         let is_last = j == len - 1;
         let mut v = *v;
         for _ in 0..scale_down {
-            v = (v + 999) / 1000;
+            v = v.div_ceil(1000);
         }
         let _ = write!(
             out,
@@ -392,17 +392,25 @@ pub fn job_text(r: &JobReport, rs: &GroupRunStats, time_str: &str) -> String {
     out
 }
 
-fn group_line(
-    out: &mut String,
-    label: &str,
-    p2: bool,
+/// One direction's (or the mixed) figures of a run-status group line.
+struct GroupFigures {
     agg: u64,
     min_bw: u64,
     max_bw: u64,
     io: u64,
     min_run: u64,
     max_run: u64,
-) {
+}
+
+fn group_line(out: &mut String, label: &str, p2: bool, g: GroupFigures) {
+    let GroupFigures {
+        agg,
+        min_bw,
+        max_bw,
+        io,
+        min_run,
+        max_run,
+    } = g;
     let n = |v: u64, p: bool, u: Unit| num2str(v, SIG_FIGS, 1, p, u);
     let _ = writeln!(
         out,
@@ -427,25 +435,27 @@ pub fn group_text(rs: &GroupRunStats) -> String {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", rs.groupid);
     let p2 = i2p(rs.kb_base);
     const LABELS: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
-    for d in 0..3 {
+    for (d, dir_label) in LABELS.iter().enumerate() {
         if rs.max_run[d] == 0 {
             continue;
         }
         let label = if rs.unified == 1 {
             "  MIXED"
         } else {
-            LABELS[d]
+            dir_label
         };
         group_line(
             &mut out,
             label,
             p2,
-            rs.agg[d],
-            rs.min_bw[d],
-            rs.max_bw[d],
-            rs.iobytes[d],
-            rs.min_run[d],
-            rs.max_run[d],
+            GroupFigures {
+                agg: rs.agg[d],
+                min_bw: rs.min_bw[d],
+                max_bw: rs.max_bw[d],
+                io: rs.iobytes[d],
+                min_run: rs.min_run[d],
+                max_run: rs.max_run[d],
+            },
         );
     }
     if rs.unified == 2 {
@@ -463,7 +473,17 @@ pub fn group_text(rs: &GroupRunStats) -> String {
             max_run = max_run.max(rs.max_run[d]);
         }
         group_line(
-            &mut out, "  MIXED", p2, agg, min_bw, max_bw, io, min_run, max_run,
+            &mut out,
+            "  MIXED",
+            p2,
+            GroupFigures {
+                agg,
+                min_bw,
+                max_bw,
+                io,
+                min_run,
+                max_run,
+            },
         );
     }
     out

@@ -28,7 +28,7 @@ fn ns_for_usec(usec: u64) -> u64 {
     let mut v = (usec - 1) * 1000 + 1;
     loop {
         let b = plat_idx_to_val(plat_val_to_idx(v));
-        if (b + 999) / 1000 == usec && b > (usec - 1) * 1000 {
+        if b.div_ceil(1000) == usec && b > (usec - 1) * 1000 {
             return v;
         }
         v += 1;
@@ -286,7 +286,11 @@ fn percentile_block_rules() {
     assert!(l[5].starts_with("     | 99.99th=[ 1003]"), "{}", l[5]);
     // three decimals: %6.3f labels, still 4 per line (73 / (3+10+5))
     let b = percentiles_block(&h, &[50.0, 99.999], 3, "lat");
-    let up = |v: u64| ((plat_idx_to_val(plat_val_to_idx(v)) + 999) / 1000 + 999) / 1000;
+    let up = |v: u64| {
+        plat_idx_to_val(plat_val_to_idx(v))
+            .div_ceil(1000)
+            .div_ceil(1000)
+    };
     assert_eq!(
         up(500_000_000),
         502,
