@@ -7,35 +7,35 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
+use signal_hook::consts::{SIGINT, SIGTERM};
 
-extern "C" fn on_signal(sig: libc::c_int) {
-    // Async-signal-safe: two atomic stores.
-    SIGNAL.store(sig, Ordering::SeqCst);
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
+/// The number of the signal that arrived (0: none). signal-hook's handler
+/// stores it: an atomic store, async-signal-safe.
+static SIGNAL: AtomicUsize = AtomicUsize::new(0);
+static INSTALL: Once = Once::new();
 
 /// Route SIGINT and SIGTERM to the flag (idempotent).
 pub fn install_signal_handlers() {
-    let h = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to atomics, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, h);
-        libc::signal(libc::SIGTERM, h);
-    }
+    INSTALL.call_once(|| {
+        for sig in [SIGINT, SIGTERM] {
+            // Registration fails only for signals that cannot be caught
+            // (SIGKILL, SIGSTOP), which these are not.
+            let _ = signal_hook::flag::register_usize(sig, &SIGNAL, sig as usize);
+        }
+    });
 }
 
 /// Whether SIGINT/SIGTERM arrived.
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    SIGNAL.load(Ordering::SeqCst) != 0
 }
 
 /// The signal that interrupted us (0 if none).
 pub fn signal() -> i32 {
-    SIGNAL.load(Ordering::SeqCst)
+    SIGNAL.load(Ordering::SeqCst) as i32
 }
 
 /// One thing the harness created.

@@ -86,8 +86,7 @@ fn is_tmpfs(p: &Path) -> bool {
 
 /// Probe the host. Reads only; changes nothing.
 pub fn probe() -> HostEnv {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = rustix::process::geteuid().is_root();
     let fio = which("fio").map(|p| {
         let v = Command::new(&p)
             .arg("--version")

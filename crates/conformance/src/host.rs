@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use rustix::process::{kill_process, Pid, Signal};
+
 use crate::cases::{Case, HostDevice, Need};
 use crate::cleanup::{interrupted, Resource, Resources};
 use crate::env::{HostEnv, ThrottleVia};
@@ -419,8 +421,9 @@ fn wait_all(children: Vec<Child>, limit: Duration) -> Result<Vec<String>, HostEr
         if interrupted() || timed_out {
             for (i, k) in kids.iter_mut().enumerate() {
                 if status[i].is_none() {
-                    // SAFETY: kill(2) on the pid of our own child, not yet reaped.
-                    unsafe { libc::kill(k.id() as libc::pid_t, libc::SIGTERM) };
+                    // SIGTERM lets fio stop its jobs; the child is not yet
+                    // reaped, so the pid is still ours. Failure means it exited.
+                    let _ = kill_process(Pid::from_child(k), Signal::TERM);
                 }
             }
             let t = Instant::now();

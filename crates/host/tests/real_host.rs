@@ -36,8 +36,7 @@ fn sh(cmd: &str) -> Result<String, String> {
 }
 
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         return Some("not root".into());
     }
     for tool in ["fio", "losetup"] {
