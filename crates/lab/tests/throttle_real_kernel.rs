@@ -30,8 +30,9 @@
 //! late wake-up of fio on a busy host. The share of IOs that waited is
 //! compared instead.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
+
+use blklab_testkit::{fio_json, missing_basics, missing_v1_blkio, HostLab, LabSpec};
 
 use blklab_lab::report::Row;
 use blklab_lab::runner;
@@ -42,107 +43,44 @@ const RUNTIME_S: u32 = 20;
 
 /// Why the real side cannot run here, if it cannot.
 fn missing() -> Option<String> {
-    let uid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(1).map(str::to_string))
-        })
-        .unwrap_or_default();
-    if uid != "0" {
-        return Some("not root (loop devices and cgroups need it)".into());
-    }
-    for tool in ["fio", "losetup"] {
-        let ok = Command::new(tool)
-            .arg("--version")
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false);
-        if !ok {
-            return Some(format!("{tool} is not installed (apt-get install -y fio)"));
-        }
-    }
-    if !Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists() {
-        return Some("no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio".into());
-    }
-    if !Path::new("/dev/shm").is_dir() {
-        return Some("no tmpfs at /dev/shm".into());
-    }
-    None
-}
-
-/// The loop device, its backing file and the cgroup; removed on drop, also
-/// when the test fails.
-struct Lab {
-    img: PathBuf,
-    dev: Option<String>,
-    cg: PathBuf,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir(&self.cg);
-        if let Some(d) = &self.dev {
-            let _ = Command::new("losetup").args(["-d", d]).status();
-        }
-        let _ = std::fs::remove_file(&self.img);
-    }
-}
-
-fn sh(cmd: &mut Command) -> String {
-    let o = cmd.output().expect("spawn");
-    assert!(
-        o.status.success(),
-        "{cmd:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
+    missing_basics().or_else(missing_v1_blkio)
 }
 
 /// One real run of the seed job; fio's JSON object for the job.
 fn real_run() -> serde_json::Value {
-    let pid = std::process::id();
-    let mut lab = Lab {
-        img: PathBuf::from(format!("/dev/shm/{NAME}-{pid}.img")),
-        dev: None,
-        cg: PathBuf::from(format!("/sys/fs/cgroup/blkio/{NAME}-{pid}")),
-    };
-    std::fs::File::create(&lab.img)
-        .and_then(|f| f.set_len(1 << 30))
-        .unwrap();
-    let dev = sh(Command::new("losetup").args([
-        "-f",
-        "--show",
-        "--direct-io=on",
-        lab.img.to_str().unwrap(),
-    ]));
-    lab.dev = Some(dev.clone());
-    let base = dev.trim_start_matches("/dev/");
-    let majmin = std::fs::read_to_string(format!("/sys/block/{base}/dev")).unwrap();
-    let dio = std::fs::read_to_string(format!("/sys/block/{base}/loop/dio")).unwrap_or_default();
-    std::fs::create_dir(&lab.cg).unwrap();
+    // the loop device (1 GiB sparse) and one v1 blkio group: the lab's own
+    let mut lab = HostLab::setup(&LabSpec {
+        name: NAME,
+        file_mib: 1024,
+        random_data: false,
+        groups: &[],
+        v1_only: true,
+    })
+    .unwrap();
+    let majmin = lab.devno().unwrap();
+    let dio = std::fs::read_to_string(format!("/sys/block/{}/loop/dio", lab.dev_name()))
+        .unwrap_or_default();
     std::fs::write(
-        lab.cg.join("blkio.throttle.read_iops_device"),
-        format!("{} 100", majmin.trim()),
+        lab.group_dir("").join("blkio.throttle.read_iops_device"),
+        format!("{majmin} 100"),
     )
     .unwrap();
-    let out = std::env::temp_dir().join(format!("{NAME}-{pid}.json"));
-    // the shell moves itself into the group, then becomes fio
-    let script = format!(
-        "echo $$ > {cg}/cgroup.procs && exec fio --name=file1 --filename={dev} --rw=randread \
-         --bs=4k --direct=1 --numjobs=1 --time_based=1 --runtime={RUNTIME_S} --group_reporting=1 \
-         --size=1G --ioengine=libaio --iodepth=1 --rate_iops=50000 --norandommap=1 \
-         --thinktime=4ms --output-format=json --output={out}",
-        cg = lab.cg.display(),
-        out = out.display()
-    );
-    sh(Command::new("sh").args(["-c", &script]));
-    let text = std::fs::read_to_string(&out).unwrap();
+    let out = std::env::temp_dir().join(format!("{NAME}-{}.json", std::process::id()));
+    lab.spawn_fio(
+        "",
+        &format!(
+            "--name=file1 --rw=randread --bs=4k --direct=1 --numjobs=1 --time_based=1 \
+             --runtime={RUNTIME_S} --group_reporting=1 --size=1G --ioengine=libaio --iodepth=1 \
+             --rate_iops=50000 --norandommap=1 --thinktime=4ms --output-format=json --output={}",
+            out.display()
+        ),
+    )
+    .unwrap();
+    lab.wait_fio().unwrap();
+    let job = fio_json::first_job(&out).unwrap();
     let _ = std::fs::remove_file(&out);
-    eprintln!("real: {dev} ({}) dio={}", majmin.trim(), dio.trim());
-    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    v["jobs"][0].clone()
+    eprintln!("real: {} ({majmin}) dio={}", lab.dev_path(), dio.trim());
+    job
 }
 
 #[test]
