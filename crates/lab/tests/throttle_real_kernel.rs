@@ -141,22 +141,26 @@ fn current_kernel_matches_the_real_one() {
         "IOPS {iops} vs {}",
         sim.iops
     );
-    // one IO in ten waits ~58 ms: mean ~6 ms (real 5.70-5.97; a busy host
-    // wakes fio late, the held IO then waits less)
+    // One IO in ten waits ~58 ms: mean ~6 ms (real 5.70-5.97 on a quiet
+    // host). The rate is fixed, so each IO's period is 10 ms = clat +
+    // thinktime + fio's own time: when a busy host wakes fio late from its
+    // 4 ms thinktime, the budget has grown meanwhile and fewer IOs are held
+    // (measured beside a parallel build: mean 4.46 ms, 1.5 % held). So the
+    // real figures can only fall below the simulator's, which wakes fio on
+    // time: they are bounded from above, and the slice mechanism must still
+    // show (some IOs held for the next window).
+    assert!(mean <= sim.clat_ms + 0.6, "mean {mean} vs {}", sim.clat_ms);
     assert!(
-        (mean - sim.clat_ms).abs() <= 0.6,
-        "mean {mean} vs {}",
-        sim.clat_ms
-    );
-    // one IO in ten waits past 50 ms on both (sim exactly 10 %)
-    assert!(
-        (held_real - held_sim).abs() <= 0.03,
+        held_real > 0.0 && held_real <= held_sim + 0.03,
         "held share {held_real} vs {held_sim}"
     );
     // the IOs that pass: tens of µs on both
     assert!(p50 < 0.2 && p50_sim < 0.2, "p50 {p50} vs {p50_sim}");
-    // the held IOs wait for the next 100 ms window (real p99 59.5-62.7)
-    assert!((p99 - sim.p99).abs() <= 4.0, "p99 {p99} vs {}", sim.p99);
+    // the held IOs wait for the next 100 ms window (real p99 59.5-62.7);
+    // p99 is a held IO's wait only while more than 1 % are held
+    if held_real > 0.02 {
+        assert!((p99 - sim.p99).abs() <= 4.0, "p99 {p99} vs {}", sim.p99);
+    }
     // the longest wait: a window's wait plus the host's noise (real 63.3-84.2)
     assert!(
         max >= sim.clat_max_ms - 5.0 && max <= sim.clat_max_ms + 30.0,
