@@ -3,26 +3,7 @@
 use super::*;
 use crate::error::FioError;
 use crate::options::{BsSpec, Engine, JobSpec, RwPattern, UnifiedRw};
-
-/// The job file of the blk-throttle commit in seeds/003.
-const SEED_003_JOB: &str = "[global]
-name=fio-rand-read
-filename=/dev/nullb1
-rw=randread
-bs=4k
-direct=1
-numjobs=1
-time_based=1
-runtime=60
-group_reporting=1
-[file1]
-size=4G
-ioengine=libaio
-iodepth=1
-rate_iops=50000
-norandommap=1
-thinktime=4ms
-";
+use crate::test_fixtures::SEED_003_JOB;
 
 fn one(text: &str) -> JobSpec {
     let mut v = parse_job_file(text, "t.fio").unwrap();
