@@ -8,6 +8,19 @@ use blklab_fio::DirStats;
 
 use crate::runner::GroupResult;
 
+/// The comparison tables' last column: the change from the first variant
+/// to the last, in percent ("-" when the first is zero; none for one variant).
+fn change_cell(s: &mut String, vals: &[f64]) {
+    if vals.len() > 1 {
+        let (a, b) = (vals[0], vals[vals.len() - 1]);
+        if a.abs() > 1e-12 {
+            let _ = write!(s, " {:>8.1}%", (b - a) / a * 100.0);
+        } else {
+            let _ = write!(s, " {:>9}", "-");
+        }
+    }
+}
+
 /// The figures of one row, from the unified (all directions) view, computed
 /// the way the seed's jq program reads fio's JSON.
 #[derive(Clone, Debug, PartialEq)]
@@ -158,14 +171,7 @@ pub fn compare_table(variants: &[(String, Vec<GroupResult>)]) -> String {
                     let _ = write!(s, " {:>vw$.2}", v);
                 }
             }
-            if vals.len() > 1 {
-                let (a, b) = (vals[0], vals[vals.len() - 1]);
-                if a.abs() > 1e-12 {
-                    let _ = write!(s, " {:>8.1}%", (b - a) / a * 100.0);
-                } else {
-                    let _ = write!(s, " {:>9}", "-");
-                }
-            }
+            change_cell(&mut s, &vals);
             s.push('\n');
         }
     }
@@ -317,14 +323,7 @@ pub fn pagecache_compare(variants: &[(String, Vec<(String, f64)>)]) -> String {
         for v in &vals {
             let _ = write!(s, " {:>vw$.1}", v);
         }
-        if vals.len() > 1 {
-            let (a, b) = (vals[0], vals[vals.len() - 1]);
-            if a.abs() > 1e-12 {
-                let _ = write!(s, " {:>8.1}%", (b - a) / a * 100.0);
-            } else {
-                let _ = write!(s, " {:>9}", "-");
-            }
-        }
+        change_cell(&mut s, &vals);
         s.push('\n');
     }
     s
