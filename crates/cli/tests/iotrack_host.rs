@@ -44,23 +44,6 @@ fn setup() -> Result<HostLab, String> {
     })
 }
 
-fn spawn_fio(
-    lab: &mut HostLab,
-    g: &str,
-    iodepth: u32,
-    rate: u32,
-    out: &Path,
-) -> Result<(), String> {
-    lab.spawn_fio(
-        g,
-        &format!(
-            "--name={g} --direct=1 --rw=randread --bs=4k --ioengine=libaio --iodepth={iodepth} \
-             --rate_iops={rate} --time_based --runtime=5 --output-format=json --output={}",
-            out.display()
-        ),
-    )
-}
-
 fn fio_iops(path: &Path) -> f64 {
     fio_json::first_job(path).unwrap()["read"]["iops"]
         .as_f64()
@@ -88,8 +71,8 @@ fn top_two_intervals_match_fio_per_cgroup() {
         .iter()
         .map(|g| tmp.join(format!("{NAME}-{g}-{}.json", std::process::id())))
         .collect();
-    spawn_fio(&mut lab, "a", 4, 2000, &outs[0]).unwrap();
-    spawn_fio(&mut lab, "b", 1, 500, &outs[1]).unwrap();
+    lab.spawn_randread("a", 4, 2000, 5, &outs[0]).unwrap();
+    lab.spawn_randread("b", 1, 500, 5, &outs[1]).unwrap();
     // top in the steady middle of fio's 5 s: prime at ~1 s, report ~2 s and ~3 s
     std::thread::sleep(Duration::from_millis(1000));
     let top = Command::new(env!("CARGO_BIN_EXE_blklab"))

@@ -94,23 +94,6 @@ fn kernel_stat(lab: &HostLab, g: &str) -> (u64, u64) {
     }
 }
 
-fn spawn_fio(
-    lab: &mut HostLab,
-    g: &str,
-    iodepth: u32,
-    rate: u32,
-    out: &Path,
-) -> Result<(), String> {
-    lab.spawn_fio(
-        g,
-        &format!(
-            "--name={g} --direct=1 --rw=randread --bs=4k --ioengine=libaio --iodepth={iodepth} \
-             --rate_iops={rate} --time_based --runtime=2 --output-format=json --output={}",
-            out.display()
-        ),
-    )
-}
-
 #[derive(Debug)]
 struct FioRead {
     ios: u64,
@@ -174,8 +157,8 @@ fn workload(lab: &mut HostLab, ready: &AtomicBool, tag: &str) -> Result<Workload
         .iter()
         .map(|g| dir.join(format!("blklab-host-{tag}-{g}-{}.json", std::process::id())))
         .collect();
-    spawn_fio(lab, "a", 4, 3000, &outs[0])?;
-    spawn_fio(lab, "b", 1, 800, &outs[1])?;
+    lab.spawn_randread("a", 4, 3000, 2, &outs[0])?;
+    lab.spawn_randread("b", 1, 800, 2, &outs[1])?;
     lab.wait_fio()?;
     std::thread::sleep(Duration::from_millis(300));
     let disk_after = disk_reads(&lab.dev_name());

@@ -217,6 +217,27 @@ impl HostLab {
         Ok(())
     }
 
+    /// Start fio's 4k random reads with direct I/O in group `g` (job named
+    /// `g`) at `rate_iops` for `runtime_s`, its JSON written to `out`.
+    pub fn spawn_randread(
+        &mut self,
+        g: &str,
+        iodepth: u32,
+        rate_iops: u32,
+        runtime_s: u32,
+        out: &Path,
+    ) -> Result<(), String> {
+        self.spawn_fio(
+            g,
+            &format!(
+                "--name={g} --direct=1 --rw=randread --bs=4k --ioengine=libaio \
+                 --iodepth={iodepth} --rate_iops={rate_iops} --time_based --runtime={runtime_s} \
+                 --output-format=json --output={}",
+                out.display()
+            ),
+        )
+    }
+
     /// Wait for every fio started; an error if one failed.
     pub fn wait_fio(&mut self) -> Result<(), String> {
         for mut c in self.children.drain(..) {
