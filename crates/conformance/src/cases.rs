@@ -108,17 +108,21 @@ const THROTTLE_TOL: [Option<Tolerance>; 8] = [
     Some(Tolerance::rel_abs(0.20, 8000.0)),
 ];
 
-/// Throttle pacing with fio's thinktime: as THROTTLE_TOL, but the real mean
-/// completion latency may be up to one jiffy (4 ms at HZ=250) lower than the
-/// simulator's. The throttle's wait for an I/O is the budget interval less
-/// the thinktime, and the simulator wakes fio on time; on a busy host fio's
-/// thinktime sleep ends late and the wait shrinks by as much (same rate).
-/// Measured with two CPU hogs on the 2-core VM: real mean 1.6 ms below the
-/// simulator for rbps-thinktime (20 ms thinktime, 11.5 ms wait), 0.16 ms for
-/// riops-thinktime. A higher real mean is still held to 15 % or 200 us.
+/// Throttle pacing with fio's thinktime: as THROTTLE_TOL, but the real
+/// completion latencies (mean, p99, max) may be up to one jiffy (4 ms at
+/// HZ=250) further below the simulator's. The throttle's wait for an I/O is
+/// the budget interval less the thinktime, and the simulator wakes fio on
+/// time; on a busy host fio's thinktime sleep ends late and the wait shrinks
+/// by as much (same rate). Measured with two CPU hogs on the 2-core VM, for
+/// rbps-thinktime (20 ms thinktime): real mean 1.6 ms below the simulator
+/// (+15.6 %), in another run real p99 60.0 ms against 67.6 ms (+12.7 %);
+/// riops-thinktime: mean 0.16 ms below. Real figures above the simulator's
+/// are still held to THROTTLE_TOL.
 const THROTTLE_THINKTIME_TOL: [Option<Tolerance>; 8] = {
     let mut t = THROTTLE_TOL;
     t[3] = Some(Tolerance::rel_abs(0.15, 200.0).real_lower_by(4000.0));
+    t[6] = Some(Tolerance::rel_abs(0.10, 4000.0).real_lower_by(4000.0));
+    t[7] = Some(Tolerance::rel_abs(0.20, 8000.0).real_lower_by(4000.0));
     t
 };
 
