@@ -9,7 +9,9 @@
 //! Drop (also on failure).
 
 use blklab_host::tracefs::current_tracer;
-use blklab_testkit::{fio_json, missing_basics, missing_v1_blkio, sh, HostLab, LabSpec};
+use blklab_testkit::{
+    fio_json, lab_or_skip, missing_basics, missing_v1_blkio, sh, HostLab, LabSpec,
+};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -53,16 +55,8 @@ fn fio_iops(path: &Path) -> f64 {
 #[test]
 fn top_two_intervals_match_fio_per_cgroup() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(r) = skip_reason() {
-        eprintln!("SKIP: {r}");
+    let Some(mut lab) = lab_or_skip(skip_reason(), setup) else {
         return;
-    }
-    let mut lab = match setup() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP: lab setup failed: {e}");
-            return;
-        }
     };
     let dev = lab.dev_name();
     let tracer_before = current_tracer();

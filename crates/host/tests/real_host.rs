@@ -13,7 +13,7 @@
 use blklab_host::iotrack::IotrackCounters;
 use blklab_host::tracefs::current_tracer;
 use blklab_host::{read_recording, record, top, top_from_file, RecordOptions, TopOptions};
-use blklab_testkit::{fio_json, missing_basics, HostLab, LabSpec, Layout};
+use blklab_testkit::{fio_json, lab_or_skip, missing_basics, HostLab, LabSpec, Layout};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -271,16 +271,8 @@ fn check(label: &str, lab: &HostLab, w: &Workload, last: &[(String, IotrackCount
 
 #[test]
 fn two_cgroups_fio_record_replay_and_top() {
-    if let Some(r) = skip_reason() {
-        eprintln!("SKIP: {r}");
+    let Some(mut lab) = lab_or_skip(skip_reason(), setup) else {
         return;
-    }
-    let mut lab = match setup() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP: lab setup failed: {e}");
-            return;
-        }
     };
     eprintln!("layout {:?}, device {}", lab.layout, lab.dev_name());
     let tracer_before = current_tracer();

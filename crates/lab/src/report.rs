@@ -8,6 +8,17 @@ use blklab_fio::DirStats;
 
 use crate::runner::GroupResult;
 
+/// Width of a comparison table's value columns: the longest variant name,
+/// at least 10.
+fn variant_width<T>(variants: &[(String, T)]) -> usize {
+    variants
+        .iter()
+        .map(|v| v.0.len())
+        .max()
+        .unwrap_or(0)
+        .max(10)
+}
+
 /// The comparison tables' last column: the change from the first variant
 /// to the last, in percent ("-" when the first is zero; none for one variant).
 fn change_cell(s: &mut String, vals: &[f64]) {
@@ -138,12 +149,7 @@ pub fn compare_table(variants: &[(String, Vec<GroupResult>)]) -> String {
         .max()
         .unwrap_or(0)
         .max(8);
-    let vw = variants
-        .iter()
-        .map(|v| v.0.len())
-        .max()
-        .unwrap_or(0)
-        .max(10);
+    let vw = variant_width(variants);
     let _ = write!(s, "{:<w$}  {:<13}", "CGROUP", "METRIC");
     for (name, _) in variants {
         let _ = write!(s, " {:>vw$}", name);
@@ -294,12 +300,7 @@ pub fn pagecache_compare(variants: &[(String, Vec<(String, f64)>)]) -> String {
         return s;
     }
     let w = first.iter().map(|r| r.0.len()).max().unwrap_or(0).max(10);
-    let vw = variants
-        .iter()
-        .map(|v| v.0.len())
-        .max()
-        .unwrap_or(0)
-        .max(10);
+    let vw = variant_width(variants);
     let _ = write!(s, "\n{:<w$}", "PAGE CACHE");
     for (name, _) in variants {
         let _ = write!(s, " {:>vw$}", name);

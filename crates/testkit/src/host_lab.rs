@@ -258,3 +258,22 @@ impl HostLab {
         self.children.clear();
     }
 }
+
+/// The lab a test runs on, or None after printing `SKIP: <reason>` when the
+/// host lacks something (`missing`) or the lab cannot be built.
+pub fn lab_or_skip(
+    missing: Option<String>,
+    setup: impl FnOnce() -> Result<HostLab, String>,
+) -> Option<HostLab> {
+    if let Some(r) = missing {
+        eprintln!("SKIP: {r}");
+        return None;
+    }
+    match setup() {
+        Ok(l) => Some(l),
+        Err(e) => {
+            eprintln!("SKIP: lab setup failed: {e}");
+            None
+        }
+    }
+}

@@ -9,6 +9,6 @@ pub mod host_lab;
 pub mod needs;
 pub mod shell;
 
-pub use host_lab::{HostLab, LabSpec, Layout};
+pub use host_lab::{lab_or_skip, HostLab, LabSpec, Layout};
 pub use needs::{missing_basics, missing_v1_blkio};
 pub use shell::sh;
