@@ -130,7 +130,7 @@ pub fn run_case(
 ) -> anyhow::Result<BenchResult> {
     let cfg = config(cgroups, seconds, norandommap);
     let t0 = Instant::now();
-    let mut sim = crate::runner::build_sim(&cfg, None)?;
+    let mut sim = blklab_lab::runner::build_sim(&cfg, None)?;
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     Ok(BenchResult {

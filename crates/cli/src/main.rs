@@ -1,14 +1,18 @@
-//! The `blklab` command line.
+//! The `blklab` command line: argument parsing and printing around the
+//! laboratory library (blklab-lab), the real-kernel harness
+//! (blklab-conformance) and host observation (blklab-host).
 
-use std::io::Write;
-use std::path::PathBuf;
+mod bench;
+mod conformance_cmd;
+mod hostcmd;
+
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
-use blklab::report;
-use blklab::runner;
-use blklab::scenario::Scenario;
 use blklab_core::sim::switches::SWITCHES;
+use blklab_lab::scenario::Scenario;
+use blklab_lab::{compare, overrides, report, runner};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -164,39 +168,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &PathBuf) -> Result<Scenario> {
+fn load(path: &Path) -> Result<Scenario> {
     let sc = Scenario::load(path).map_err(|e| anyhow!("{e}"))?;
     for w in &sc.warnings {
         eprintln!("warning: {w}");
     }
     Ok(sc)
-}
-
-fn apply_overrides(sc: &mut Scenario, seed: Option<u64>, set: &[String]) -> Result<()> {
-    if let Some(s) = seed {
-        sc.config.seed = s;
-    }
-    for kv in set {
-        let (k, v) = kv
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--set {kv}: expected KEY=VALUE"))?;
-        sc.config
-            .switches
-            .set(k, v)
-            .map_err(|e| anyhow!("--set {kv}: {e}"))?;
-    }
-    Ok(())
-}
-
-struct FileSink(std::io::BufWriter<std::fs::File>);
-impl blklab_core::sim::trace::TraceSink for FileSink {
-    fn event(&mut self, t: u64, name: &str, payload: &str) {
-        let _ = writeln!(
-            self.0,
-            "{}",
-            blklab_core::sim::trace::format_line(t, name, payload)
-        );
-    }
 }
 
 fn real_main(cli: Cli) -> Result<ExitCode> {
@@ -215,12 +192,12 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             show_files,
         } => {
             let mut sc = load(&scenario)?;
-            apply_overrides(&mut sc, seed, &set)?;
+            overrides::apply(&mut sc, seed, &set)?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
-                Some(p) => Some(Box::new(FileSink(std::io::BufWriter::new(
-                    std::fs::File::create(p)
+                Some(p) => Some(Box::new(
+                    blklab_lab::trace_file::FileSink::create(p)
                         .with_context(|| format!("creating {}", p.display()))?,
-                )))),
+                )),
                 None => None,
             };
             if !["summary", "normal", "json"].contains(&output_format.as_str()) {
@@ -229,11 +206,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             let json = output_format == "json";
             let (out, iot, sim) = match iotrack {
                 Some(ms) => {
-                    let opts = blklab::iotrack_run::IotrackOpts {
+                    let opts = blklab_lab::iotrack_run::IotrackOpts {
                         interval_ms: ms,
                         extended,
                     };
-                    let (o, r, sim) = blklab::iotrack_run::run(&sc, &sc.config, sink, opts)?;
+                    let (o, r, sim) = blklab_lab::iotrack_run::run(&sc, &sc.config, sink, opts)?;
                     (o, Some(r), Some(sim))
                 }
                 None if show_files => {
@@ -257,19 +234,19 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             }
             text.push_str(&match output_format.as_str() {
                 "summary" => report::summary_table(&out.groups),
-                "normal" => blklab::output::normal(&sc, &out),
-                _ => blklab::output::json_all(&sc, &out),
+                "normal" => blklab_lab::output::normal(&sc, &out),
+                _ => blklab_lab::output::json_all(&sc, &out),
             });
             if let Some(r) = &iot {
                 let doc = serde_json::to_string_pretty(&r.json())? + "\n";
                 match &iotrack_json {
-                    Some(p) => blklab::output::write_atomic(p, doc.as_bytes())?,
+                    Some(p) => blklab_lab::output::write_atomic(p, doc.as_bytes())?,
                     None if json => text.push_str(&doc),
                     None => {}
                 }
             }
             if show_files {
-                let files = blklab::iotrack_run::show_files(sim.as_ref().expect("kept"));
+                let files = blklab_lab::iotrack_run::show_files(sim.as_ref().expect("kept"));
                 if json {
                     eprint!("{files}");
                 } else {
@@ -289,9 +266,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     &out.result,
                 )));
             }
-            blklab::output::write_job_outputs(&sc, &out)?;
+            blklab_lab::output::write_job_outputs(&sc, &out)?;
             match output {
-                Some(p) => blklab::output::write_atomic(&p, text.as_bytes())?,
+                Some(p) => blklab_lab::output::write_atomic(&p, text.as_bytes())?,
                 None => print!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -304,50 +281,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             tables,
         } => {
             let mut sc = load(&scenario)?;
-            apply_overrides(&mut sc, seed, &set)?;
-            let mut combos: Vec<Vec<(String, String)>> = vec![Vec::new()];
-            for v in &variant {
-                let (k, vals) = v
-                    .split_once('=')
-                    .ok_or_else(|| anyhow!("--variant {v}: expected KEY=A,B"))?;
-                let vals: Vec<&str> = vals.split(',').filter(|x| !x.is_empty()).collect();
-                if vals.is_empty() {
-                    bail!("--variant {v}: no values");
-                }
-                let mut next = Vec::new();
-                for c in &combos {
-                    for val in &vals {
-                        let mut c2 = c.clone();
-                        c2.push((k.to_string(), val.to_string()));
-                        next.push(c2);
-                    }
-                }
-                combos = next;
-            }
+            overrides::apply(&mut sc, seed, &set)?;
+            let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
             for c in &combos {
-                let mut cfg = sc.config.clone();
-                for (k, v) in c {
-                    cfg.switches
-                        .set(k, v)
-                        .map_err(|e| anyhow!("--variant: {e}"))?;
-                }
-                let name = c
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                let out = runner::run(&sc, &cfg, None)?;
+                let name = compare::name(c);
+                let out = compare::run(&sc, c)?;
                 if tables {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
                 }
-                let short = c
-                    .iter()
-                    .map(|(_, v)| v.clone())
-                    .collect::<Vec<_>>()
-                    .join(",");
+                let short = compare::short_name(c);
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
@@ -402,7 +347,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             extended,
             count,
             from,
-        } => Ok(blklab::hostcmd::top(
+        } => Ok(hostcmd::top(
             device, cgroup, interval, extended, count, from,
         )),
         Cmd::Record {
@@ -410,7 +355,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             duration,
             output,
             interval,
-        } => Ok(blklab::hostcmd::record(device, duration, &output, interval)),
+        } => Ok(hostcmd::record(device, duration, &output, interval)),
         Cmd::Switches => {
             for s in SWITCHES {
                 println!(
@@ -431,17 +376,17 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             let nrm = norandommap;
             for c in cases.split(',') {
                 let r = match c.trim() {
-                    "a" => blklab::bench::run_case("a: randread QD32 nullb", 1, 10.0, nrm)?,
-                    "b" => blklab::bench::run_case("b: same, 100 cgroups", 100, 2.0, nrm)?,
-                    "c" => blklab::bench::run_case("c: long run", 1, long_seconds, nrm)?,
+                    "a" => bench::run_case("a: randread QD32 nullb", 1, 10.0, nrm)?,
+                    "b" => bench::run_case("b: same, 100 cgroups", 100, 2.0, nrm)?,
+                    "c" => bench::run_case("c: long run", 1, long_seconds, nrm)?,
                     other => bail!("bench: unknown case '{other}' (a, b, c)"),
                 };
                 println!("{}", r.line());
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Conformance(a) => Ok(ExitCode::from(blklab::conformance::cli::main(
-            &blklab::conformance::cli::Args {
+        Cmd::Conformance(a) => Ok(ExitCode::from(conformance_cmd::main(
+            &conformance_cmd::Args {
                 cases: a.cases,
                 list: a.list,
                 repeat: a.repeat,

@@ -5,6 +5,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal};
+
 /// What is left on the host with this harness process's names.
 fn leftovers(pid: u32) -> Vec<String> {
     let tag = format!("blklab-conformance-{pid}-");
@@ -40,7 +42,7 @@ fn leftovers(pid: u32) -> Vec<String> {
 
 #[test]
 fn conformance_sigint_cleans_up_everything() {
-    let e = blklab::conformance::env::probe();
+    let e = blklab_conformance::env::probe();
     let missing = e.missing_basics();
     if !missing.is_empty() {
         println!("SKIP: {}", missing.join("; "));
@@ -69,8 +71,8 @@ fn conformance_sigint_cleans_up_everything() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGINT) };
+    // Ctrl-C, to our own child (not yet reaped, so the pid is still its)
+    rustix::process::kill_process(Pid::from_child(&child), Signal::INT).expect("SIGINT");
     let st = child.wait().unwrap();
     assert_eq!(st.code(), Some(130), "exit status {st}");
     assert!(

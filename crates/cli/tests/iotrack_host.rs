@@ -9,8 +9,11 @@
 //! Drop (also on failure).
 
 use blklab_host::tracefs::current_tracer;
+use blklab_testkit::{
+    fio_json, lab_or_skip, missing_basics, missing_v1_blkio, sh, HostLab, LabSpec,
+};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 const NAME: &str = "blklab-cli-iotrack-host";
@@ -18,40 +21,13 @@ const NAME: &str = "blklab-cli-iotrack-host";
 /// The global tracer is one per machine: the tests that use it take turns.
 static TRACER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn sh(cmd: &str) -> Result<String, String> {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "`{cmd}`: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
-}
-
 fn is_root() -> bool {
-    sh("id -u").map(|u| u == "0").unwrap_or(false)
+    rustix::process::geteuid().is_root()
 }
 
 fn skip_reason() -> Option<String> {
-    if !is_root() {
-        return Some("not root".into());
-    }
-    for tool in ["fio", "losetup"] {
-        if sh(&format!("command -v {tool}")).is_err() {
-            return Some(format!("{tool} not installed"));
-        }
-    }
-    if !Path::new("/dev/shm").is_dir() {
-        return Some("no /dev/shm tmpfs".into());
-    }
-    if !Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists() {
-        return Some("no cgroup v1 blkio hierarchy at /sys/fs/cgroup/blkio".into());
+    if let Some(r) = missing_basics().or_else(missing_v1_blkio) {
+        return Some(r);
     }
     if let Err(e) = blklab_host::tracefs::check_environment() {
         return Some(e.to_string());
@@ -59,126 +35,38 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-struct Lab {
-    file: PathBuf,
-    loopdev: Option<String>,
-    parent: PathBuf,
-    made_parent: bool,
-    children: Vec<Child>,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        if self.made_parent {
-            // a cgroup whose last task just exited can be busy for a moment
-            for _ in 0..50 {
-                for g in ["a", "b"] {
-                    let _ = std::fs::remove_dir(self.parent.join(g));
-                }
-                if std::fs::remove_dir(&self.parent).is_ok() || !self.parent.exists() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
-            }
-        }
-        if let Some(l) = &self.loopdev {
-            let _ = sh(&format!("losetup -d {l}"));
-        }
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
-
-impl Lab {
-    fn setup() -> Result<Lab, String> {
-        let pid = std::process::id();
-        let mut lab = Lab {
-            file: PathBuf::from(format!("/dev/shm/{NAME}-{pid}.img")),
-            loopdev: None,
-            parent: PathBuf::from(format!("/sys/fs/cgroup/blkio/{NAME}-{pid}")),
-            made_parent: false,
-            children: Vec::new(),
-        };
-        sh(&format!(
-            "dd if=/dev/urandom of={} bs=1M count=64 status=none",
-            lab.file.display()
-        ))?;
-        lab.loopdev = Some(sh(&format!(
-            "losetup -f --show --direct-io=on {}",
-            lab.file.display()
-        ))?);
-        std::fs::create_dir(&lab.parent).map_err(|e| e.to_string())?;
-        lab.made_parent = true;
-        for g in ["a", "b"] {
-            std::fs::create_dir(lab.parent.join(g)).map_err(|e| e.to_string())?;
-        }
-        Ok(lab)
-    }
-    fn dev(&self) -> String {
-        self.loopdev
-            .as_deref()
-            .unwrap()
-            .trim_start_matches("/dev/")
-            .into()
-    }
-    fn rel(&self, g: &str) -> String {
-        format!(
-            "/{}/{g}",
-            self.parent.file_name().unwrap().to_string_lossy()
-        )
-    }
-    fn spawn_fio(&mut self, g: &str, iodepth: u32, rate: u32, out: &Path) -> Result<(), String> {
-        let cmd = format!(
-            "echo $$ > {} && exec fio --name={g} --filename={} --direct=1 --rw=randread --bs=4k \
-             --ioengine=libaio --iodepth={iodepth} --rate_iops={rate} --time_based --runtime=5 \
-             --output-format=json --output={}",
-            self.parent.join(g).join("cgroup.procs").display(),
-            self.loopdev.as_ref().unwrap(),
-            out.display()
-        );
-        let c = Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .stdin(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        self.children.push(c);
-        Ok(())
-    }
+/// The loop device and two cgroup v1 blkio groups, a and b.
+fn setup() -> Result<HostLab, String> {
+    HostLab::setup(&LabSpec {
+        name: NAME,
+        file_mib: 64,
+        random_data: true,
+        groups: &["a", "b"],
+        v1_only: true,
+    })
 }
 
 fn fio_iops(path: &Path) -> f64 {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    v["jobs"][0]["read"]["iops"].as_f64().unwrap()
+    fio_json::first_job(path).unwrap()["read"]["iops"]
+        .as_f64()
+        .unwrap()
 }
 
 #[test]
 fn top_two_intervals_match_fio_per_cgroup() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(r) = skip_reason() {
-        eprintln!("SKIP: {r}");
+    let Some(mut lab) = lab_or_skip(skip_reason(), setup) else {
         return;
-    }
-    let mut lab = match Lab::setup() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP: lab setup failed: {e}");
-            return;
-        }
     };
-    let dev = lab.dev();
+    let dev = lab.dev_name();
     let tracer_before = current_tracer();
     let tmp = std::env::temp_dir();
     let outs: Vec<PathBuf> = ["a", "b"]
         .iter()
         .map(|g| tmp.join(format!("{NAME}-{g}-{}.json", std::process::id())))
         .collect();
-    lab.spawn_fio("a", 4, 2000, &outs[0]).unwrap();
-    lab.spawn_fio("b", 1, 500, &outs[1]).unwrap();
+    lab.spawn_randread("a", 4, 2000, 5, &outs[0]).unwrap();
+    lab.spawn_randread("b", 1, 500, 5, &outs[1]).unwrap();
     // top in the steady middle of fio's 5 s: prime at ~1 s, report ~2 s and ~3 s
     std::thread::sleep(Duration::from_millis(1000));
     let top = Command::new(env!("CARGO_BIN_EXE_blklab"))
@@ -194,9 +82,7 @@ fn top_two_intervals_match_fio_per_cgroup() {
         .args(["--cgroup", &lab.rel("a"), "--cgroup", &lab.rel("b")])
         .output()
         .unwrap();
-    for mut c in lab.children.drain(..) {
-        assert!(c.wait().unwrap().success(), "fio failed");
-    }
+    lab.wait_fio().unwrap();
     let out = String::from_utf8_lossy(&top.stdout);
     let err = String::from_utf8_lossy(&top.stderr);
     assert!(top.status.success(), "blklab top: {err}");

@@ -9,8 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use blklab_host::account::CgroupNames;
-use blklab_host::events::{mkdev, CgRef, LineParser, Parsed};
+use blklab_host::events::{mkdev, LineParser, Parsed};
 use blklab_host::record::RecordWriter;
 
 const FIXTURE: &str = concat!(
@@ -18,16 +17,9 @@ const FIXTURE: &str = concat!(
     "/../host/tests/fixtures/blk_loop0_cgid_2fio.txt"
 );
 
-struct Names;
-impl CgroupNames for Names {
-    fn name_of(&mut self, cg: CgRef) -> Option<String> {
-        match cg {
-            CgRef::Id(41) => Some("/blklab-host/a".into()),
-            CgRef::Id(61) => Some("/blklab-host/b".into()),
-            _ => None,
-        }
-    }
-}
+#[path = "../../host/tests/fixtures/capture_names.rs"]
+mod capture_names;
+use capture_names::Names;
 
 const TICK_NS: u64 = 250_000_000;
 

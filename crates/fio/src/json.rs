@@ -162,15 +162,13 @@ fn dir_json(
     let spec = r.spec;
     let plist = active_percentiles(spec);
     let mut o = JObj::new();
-    let (bw_bytes, bw, iops) = if ds.runtime_ms > 0 {
-        let b = ds.io_bytes * 1000 / ds.runtime_ms;
-        (
+    let (bw_bytes, bw, iops) = match (ds.io_bytes * 1000).checked_div(ds.runtime_ms) {
+        Some(b) => (
             b,
             b / 1024,
             1000.0 * ds.total_ios as f64 / ds.runtime_ms as f64,
-        )
-    } else {
-        (0, 0, 0.0)
+        ),
+        None => (0, 0, 0.0),
     };
     o.int("io_bytes", ds.io_bytes);
     o.int("io_kbytes", ds.io_bytes >> 10);

@@ -3,18 +3,9 @@
 
 use super::*;
 use crate::options::{JobSpec, UnifiedRw};
-use crate::report::{group_jobs, DiskUtil, JobReport, Report};
-use crate::stats::{plat_idx_to_val, plat_val_to_idx, JobStats, SampleStat};
-
-fn sample(min: u64, max: u64, n: u64, mean: f64, stddev: f64) -> SampleStat {
-    SampleStat {
-        min,
-        max,
-        samples: n,
-        mean,
-        s: stddev * stddev * (n.saturating_sub(1)) as f64,
-    }
-}
+use crate::report::{group_jobs, DiskUtil, Report};
+use crate::stats::{plat_idx_to_val, plat_val_to_idx, JobStats};
+use crate::test_fixtures::{one_job_report, sample, GET_RESULT_JQ};
 
 /// Smallest count c with c/n*100 printed by %f as `want`.
 fn count_for(want: &str, n: u64) -> u64 {
@@ -156,18 +147,12 @@ fn golden_fio_3_33_document() {
     assert_eq!(json_f(du.util()), "1.103687");
 
     let report = Report {
-        fio_version: "fio-3.33",
         timestamp_s: 1_718_334_968,
         timestamp_ms: 1_718_334_968_213,
         time_str: "Fri Jun 14 03:16:08 2024",
         global_options: &global,
-        jobs: vec![JobReport {
-            spec: &spec,
-            stats: &st,
-            pid: 1,
-        }],
         disk_util: vec![du],
-        json_plus: false,
+        ..one_job_report(&spec, &st, 1)
     };
     let got = write_json(&report);
     if got != expected {
@@ -242,30 +227,9 @@ fn report<'a>(spec: &'a JobSpec, st: &'a JobStats, globals: &'a [(String, String
         timestamp_ms: 1_700_000_000_123,
         time_str: "Tue Nov 14 22:13:20 2023",
         global_options: globals,
-        jobs: vec![JobReport {
-            spec,
-            stats: st,
-            pid: 4242,
-        }],
-        disk_util: vec![],
-        json_plus: false,
+        ..one_job_report(spec, st, 4242)
     }
 }
-
-/// The jq program of seeds/000 (`get_result`).
-const GET_RESULT: &str = r#"
-    .jobs[0].mixed |
-    ( .iops | tonumber | round ) as $iops |
-    ( .bw_bytes / 1024 / 1024 ) as $bps |
-    ( .slat_ns.mean / 1000000 ) as $slat |
-    ( .clat_ns.mean / 1000000 ) as $avg |
-    ( .clat_ns.max / 1000000 ) as $max |
-    ( .clat_ns.percentile["90.000000"] / 1000000 ) as $p90 |
-    ( .clat_ns.percentile["99.000000"] / 1000000 ) as $p99 |
-    ( .clat_ns.percentile["99.900000"] / 1000000 ) as $p999 |
-    ( .clat_ns.percentile["99.990000"] / 1000000 ) as $p9999 |
-    "\($iops)|\($bps)|\($slat)|\($avg)|\($max)|\($p90)|\($p99)|\($p999)|\($p9999)"
-"#;
 
 #[test]
 fn mixed_satisfies_seed_000_jq_harness() {
@@ -340,7 +304,7 @@ fn mixed_satisfies_seed_000_jq_harness() {
     std::fs::write(&file, &out).unwrap();
     let res = std::process::Command::new(jq)
         .arg("-r")
-        .arg(GET_RESULT)
+        .arg(GET_RESULT_JQ)
         .arg(&file)
         .output()
         .unwrap();

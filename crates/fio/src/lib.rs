@@ -17,6 +17,9 @@ pub mod stats;
 pub mod text;
 pub mod value;
 
+#[cfg(test)]
+mod test_fixtures;
+
 pub use error::FioError;
 pub use options::{BsSpec, Ddir, Engine, JobSpec, RateProcess, RwPattern, UnifiedRw};
 pub use parse::{assign_groupids, parse_cmdline, parse_job_file, split_cmdline};

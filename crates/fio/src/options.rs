@@ -1,7 +1,7 @@
 //! Typed fio job options (what `fio` derives from a job file or command line).
 //!
 //! Values are already in simulator units: sizes in bytes, times in nanoseconds.
-//! The parser lives in `parse.rs`; this module is only the data model.
+//! The parser lives in `parse/`; this module is only the data model.
 
 /// fio's data directions (`enum fio_ddir`: DDIR_READ, DDIR_WRITE, DDIR_TRIM).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

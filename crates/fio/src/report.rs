@@ -217,8 +217,8 @@ pub fn group_run_stats(jobs: &[JobReport]) -> Vec<GroupRunStats> {
     }
     for rs in gs.iter_mut() {
         for d in 0..3 {
-            if rs.max_run[d] > 0 {
-                rs.agg[d] = rs.iobytes[d] * 1000 / rs.max_run[d];
+            if let Some(agg) = (rs.iobytes[d] * 1000).checked_div(rs.max_run[d]) {
+                rs.agg[d] = agg;
             }
         }
     }

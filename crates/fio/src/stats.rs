@@ -287,11 +287,9 @@ impl DirStats {
     }
     /// `bw_bytes`: integer bytes/s over the direction's runtime.
     pub fn bw_bytes(&self) -> u64 {
-        if self.runtime_ms == 0 {
-            0
-        } else {
-            self.io_bytes * 1000 / self.runtime_ms
-        }
+        (self.io_bytes * 1000)
+            .checked_div(self.runtime_ms)
+            .unwrap_or(0)
     }
     pub fn iops(&self) -> f64 {
         if self.runtime_ms == 0 {

@@ -148,7 +148,7 @@ pub fn percentiles_block(hist: &PlatHist, plist: &[f64], precision: u32, pre: &s
         let is_last = j == len - 1;
         let mut v = *v;
         for _ in 0..scale_down {
-            v = (v + 999) / 1000;
+            v = v.div_ceil(1000);
         }
         let _ = write!(
             out,
@@ -392,17 +392,52 @@ pub fn job_text(r: &JobReport, rs: &GroupRunStats, time_str: &str) -> String {
     out
 }
 
-fn group_line(
-    out: &mut String,
-    label: &str,
-    p2: bool,
+/// One direction's (or the mixed) figures of a run-status group line.
+struct GroupFigures {
     agg: u64,
     min_bw: u64,
     max_bw: u64,
     io: u64,
     min_run: u64,
     max_run: u64,
-) {
+}
+
+impl GroupFigures {
+    /// Direction `d` of the group.
+    fn of(rs: &GroupRunStats, d: usize) -> GroupFigures {
+        GroupFigures {
+            agg: rs.agg[d],
+            min_bw: rs.min_bw[d],
+            max_bw: rs.max_bw[d],
+            io: rs.iobytes[d],
+            min_run: rs.min_run[d],
+            max_run: rs.max_run[d],
+        }
+    }
+
+    /// The `MIXED` line of `unified_rw_reporting=both`: sums and extremes
+    /// over the directions (fio's `show_mixed_group_stats`).
+    fn merge(self, o: GroupFigures) -> GroupFigures {
+        GroupFigures {
+            agg: self.agg + o.agg,
+            min_bw: self.min_bw.min(o.min_bw),
+            max_bw: self.max_bw.max(o.max_bw),
+            io: self.io + o.io,
+            min_run: self.min_run.min(o.min_run),
+            max_run: self.max_run.max(o.max_run),
+        }
+    }
+}
+
+fn group_line(out: &mut String, label: &str, p2: bool, g: GroupFigures) {
+    let GroupFigures {
+        agg,
+        min_bw,
+        max_bw,
+        io,
+        min_run,
+        max_run,
+    } = g;
     let n = |v: u64, p: bool, u: Unit| num2str(v, SIG_FIGS, 1, p, u);
     let _ = writeln!(
         out,
@@ -427,44 +462,30 @@ pub fn group_text(rs: &GroupRunStats) -> String {
     let _ = writeln!(out, "\nRun status group {} (all jobs):", rs.groupid);
     let p2 = i2p(rs.kb_base);
     const LABELS: [&str; 3] = ["   READ", "  WRITE", "   TRIM"];
-    for d in 0..3 {
+    for (d, dir_label) in LABELS.iter().enumerate() {
         if rs.max_run[d] == 0 {
             continue;
         }
         let label = if rs.unified == 1 {
             "  MIXED"
         } else {
-            LABELS[d]
+            dir_label
         };
-        group_line(
-            &mut out,
-            label,
-            p2,
-            rs.agg[d],
-            rs.min_bw[d],
-            rs.max_bw[d],
-            rs.iobytes[d],
-            rs.min_run[d],
-            rs.max_run[d],
-        );
+        group_line(&mut out, label, p2, GroupFigures::of(rs, d));
     }
     if rs.unified == 2 {
-        let (mut io, mut agg, mut min_bw, mut max_bw, mut min_run, mut max_run) =
-            (0u64, 0u64, u64::MAX, 0u64, u64::MAX, 0u64);
-        for d in 0..3 {
-            if rs.max_run[d] == 0 {
-                continue;
-            }
-            io += rs.iobytes[d];
-            agg += rs.agg[d];
-            min_bw = min_bw.min(rs.min_bw[d]);
-            max_bw = max_bw.max(rs.max_bw[d]);
-            min_run = min_run.min(rs.min_run[d]);
-            max_run = max_run.max(rs.max_run[d]);
-        }
-        group_line(
-            &mut out, "  MIXED", p2, agg, min_bw, max_bw, io, min_run, max_run,
-        );
+        let none = GroupFigures {
+            agg: 0,
+            min_bw: u64::MAX,
+            max_bw: 0,
+            io: 0,
+            min_run: u64::MAX,
+            max_run: 0,
+        };
+        let mixed = (0..3)
+            .filter(|&d| rs.max_run[d] != 0)
+            .fold(none, |m, d| m.merge(GroupFigures::of(rs, d)));
+        group_line(&mut out, "  MIXED", p2, mixed);
     }
     out
 }

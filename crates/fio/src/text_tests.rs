@@ -6,17 +6,8 @@
 use super::*;
 use crate::options::{JobSpec, UnifiedRw};
 use crate::report::{DiskUtil, JobReport, Report};
-use crate::stats::{plat_idx_to_val, plat_val_to_idx, JobStats, SampleStat};
-
-fn sample(min: u64, max: u64, n: u64, mean: f64, stddev: f64) -> SampleStat {
-    SampleStat {
-        min,
-        max,
-        samples: n,
-        mean,
-        s: stddev * stddev * (n.saturating_sub(1)) as f64,
-    }
-}
+use crate::stats::{plat_idx_to_val, plat_val_to_idx, JobStats};
+use crate::test_fixtures::{one_job_report, sample, SEED_003_JOB};
 
 fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
@@ -28,32 +19,13 @@ fn ns_for_usec(usec: u64) -> u64 {
     let mut v = (usec - 1) * 1000 + 1;
     loop {
         let b = plat_idx_to_val(plat_val_to_idx(v));
-        if (b + 999) / 1000 == usec && b > (usec - 1) * 1000 {
+        if b.div_ceil(1000) == usec && b > (usec - 1) * 1000 {
             return v;
         }
         v += 1;
         assert!(v < usec * 1000 + 1000, "no bucket for {usec} us");
     }
 }
-
-const SEED_003_JOB: &str = "[global]
-name=fio-rand-read
-filename=/dev/nullb1
-rw=randread
-bs=4k
-direct=1
-numjobs=1
-time_based=1
-runtime=60
-group_reporting=1
-[file1]
-size=4G
-ioengine=libaio
-iodepth=1
-rate_iops=50000
-norandommap=1
-thinktime=4ms
-";
 
 /// The "w/ patch" output of seeds/003.
 const SEED_003_OUT: &str = "read: IOPS=100, BW=400KiB/s (410kB/s)(23.4MiB/60005msec)
@@ -213,18 +185,9 @@ fn spec_sample_lines() {
         msec: 10_000,
     };
     let r = Report {
-        fio_version: "fio-3.33",
-        timestamp_s: 0,
-        timestamp_ms: 0,
         time_str: "Tue Apr  7 10:00:00 2026",
-        global_options: &[],
-        jobs: vec![JobReport {
-            spec: &spec,
-            stats: &st,
-            pid: 777,
-        }],
         disk_util: vec![du],
-        json_plus: false,
+        ..one_job_report(&spec, &st, 777)
     };
     let out = write_text(&r);
     let expect_in_order = [
@@ -286,7 +249,11 @@ fn percentile_block_rules() {
     assert!(l[5].starts_with("     | 99.99th=[ 1003]"), "{}", l[5]);
     // three decimals: %6.3f labels, still 4 per line (73 / (3+10+5))
     let b = percentiles_block(&h, &[50.0, 99.999], 3, "lat");
-    let up = |v: u64| ((plat_idx_to_val(plat_val_to_idx(v)) + 999) / 1000 + 999) / 1000;
+    let up = |v: u64| {
+        plat_idx_to_val(plat_val_to_idx(v))
+            .div_ceil(1000)
+            .div_ceil(1000)
+    };
     assert_eq!(
         up(500_000_000),
         502,

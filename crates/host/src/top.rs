@@ -15,6 +15,7 @@ use crate::iotrack::report::{format_interval, Sample};
 use crate::iotrack::DEFAULT_THRESH_NS;
 use crate::record::{Item, RecordReader, RecordWriter, RecordedNames};
 use crate::tracefs::{self, BlkTrace, TraceConfig};
+use chrono::TimeZone;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -114,12 +115,7 @@ pub struct RecordSummary {
 
 /// CLOCK_MONOTONIC in ns (the clock of trace_clock=mono).
 pub fn mono_now() -> Ns {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
@@ -132,22 +128,12 @@ fn unix_now() -> u64 {
 
 /// "YYYY-mm-dd HH:MM:SS" in local time, as iotrack prints it.
 pub fn time_str(unix_s: u64) -> String {
-    // SAFETY: localtime_r fills a zeroed tm from a valid time_t.
-    let tm = unsafe {
-        let t = unix_s as libc::time_t;
-        let mut tm: libc::tm = std::mem::zeroed();
-        libc::localtime_r(&t, &mut tm);
-        tm
-    };
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}",
-        tm.tm_year + 1900,
-        tm.tm_mon + 1,
-        tm.tm_mday,
-        tm.tm_hour,
-        tm.tm_min,
-        tm.tm_sec
-    )
+    // chrono reads the zone as localtime(3) does: $TZ, else /etc/localtime.
+    match chrono::Local.timestamp_opt(unix_s as i64, 0).earliest() {
+        Some(t) => t.format("%Y-%m-%d %H:%M:%S").to_string(),
+        // out of chrono's range (hundreds of thousands of years away)
+        None => "0000-00-00 00:00:00".to_string(),
+    }
 }
 
 /// First 11 fields of /sys/class/block/DEV/stat.
@@ -201,17 +187,28 @@ struct LiveStats {
     ring: (u64, u64),
 }
 
-/// The trace loop shared by `top` and `record`.
-fn run_live(
-    devices: &[String],
+/// What a live trace session watches and when it ends.
+struct Live<'a> {
+    devices: &'a [String],
     buffer_size_kb: u32,
-    act_mask: &Option<String>,
-    stop: &Option<Arc<AtomicBool>>,
-    ready: &Option<Arc<AtomicBool>>,
+    act_mask: &'a Option<String>,
+    stop: &'a Option<Arc<AtomicBool>>,
+    ready: &'a Option<Arc<AtomicBool>>,
     tick: Duration,
     deadline: Option<Duration>,
-    sink: &mut dyn Sink,
-) -> Result<LiveStats> {
+}
+
+/// The trace loop shared by `top` and `record`.
+fn run_live(live: Live<'_>, sink: &mut dyn Sink) -> Result<LiveStats> {
+    let Live {
+        devices,
+        buffer_size_kb,
+        act_mask,
+        stop,
+        ready,
+        tick,
+        deadline,
+    } = live;
     let devs = if devices.is_empty() {
         default_devices()
     } else {
@@ -457,13 +454,15 @@ pub fn top(opts: &TopOptions, out: &mut dyn Write) -> Result<TopSummary> {
         },
     };
     let live = run_live(
-        &dev_names,
-        opts.buffer_size_kb,
-        &opts.act_mask,
-        &opts.stop,
-        &opts.ready,
-        Duration::from_millis(opts.interval_ms.max(1)),
-        None,
+        Live {
+            devices: &dev_names,
+            buffer_size_kb: opts.buffer_size_kb,
+            act_mask: &opts.act_mask,
+            stop: &opts.stop,
+            ready: &opts.ready,
+            tick: Duration::from_millis(opts.interval_ms.max(1)),
+            deadline: None,
+        },
         &mut sink,
     )?;
     let r = sink.rep;
@@ -518,13 +517,15 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary> {
     }
     let mut sink = RecordSink { w, devices };
     let live = run_live(
-        &dev_names,
-        opts.buffer_size_kb,
-        &opts.act_mask,
-        &opts.stop,
-        &opts.ready,
-        Duration::from_millis(opts.stat_interval_ms.max(1)),
-        opts.duration_ms.map(Duration::from_millis),
+        Live {
+            devices: &dev_names,
+            buffer_size_kb: opts.buffer_size_kb,
+            act_mask: &opts.act_mask,
+            stop: &opts.stop,
+            ready: &opts.ready,
+            tick: Duration::from_millis(opts.stat_interval_ms.max(1)),
+            deadline: opts.duration_ms.map(Duration::from_millis),
+        },
         &mut sink,
     )?;
     let events = sink.w.events;
@@ -536,6 +537,9 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary> {
         ring_dropped: live.ring.1,
     })
 }
+
+/// One recorded tick: its time and each device's (index, stat fields).
+type StatTick = (Ns, Vec<(u32, [u64; 11])>);
 
 /// The `top` report from a recording: one interval per recorded stat tick
 /// (`opts.interval_ms` is not used; the recorded period is). Only
@@ -558,7 +562,7 @@ pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Res
         lost_notices: 0,
         ring: (0, 0),
     };
-    let mut group: Option<(Ns, Vec<(u32, [u64; 11])>)> = None;
+    let mut group: Option<StatTick> = None;
     let mut go = true;
     while go {
         let item = rd.next_item()?;
@@ -605,4 +609,24 @@ pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Res
         ring_dropped: rep.ring.1,
         last: rep.prev.map(|p| p.1).unwrap_or_default(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::time_str;
+
+    /// The local time as localtime(3) gives it (zone from $TZ, else
+    /// /etc/localtime), checked against date(1).
+    #[test]
+    fn time_str_is_the_local_time_date_prints() {
+        let Ok(o) = std::process::Command::new("date")
+            .args(["-d", "@1700000000", "+%Y-%m-%d %H:%M:%S"])
+            .output()
+        else {
+            eprintln!("SKIP: no date(1)");
+            return;
+        };
+        let want = String::from_utf8_lossy(&o.stdout).trim().to_string();
+        assert_eq!(time_str(1_700_000_000), want);
+    }
 }

@@ -13,11 +13,16 @@
 //! `echo 0 > /sys/block/DEV/trace/enable; echo nop > .../current_tracer`.
 
 use crate::error::{HostError, Result};
-use std::ffi::CString;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Mutex, Once};
+
+use rustix::fs::OFlags;
+use rustix::mount::{mount, unmount as umount, MountFlags, UnmountFlags};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::SigId;
 
 /// What the setup changes.
 #[derive(Debug, Clone)]
@@ -133,15 +138,10 @@ pub fn find_tracefs() -> Result<(PathBuf, bool)> {
             "the kernel has no tracefs (CONFIG_TRACING off)".into(),
         ));
     }
-    let src = CString::new("nodev").unwrap();
-    let tgt = CString::new("/sys/kernel/tracing").unwrap();
-    let ty = CString::new("tracefs").unwrap();
-    // SAFETY: plain mount(2) with valid NUL-terminated strings.
-    let rc = unsafe { libc::mount(src.as_ptr(), tgt.as_ptr(), ty.as_ptr(), 0, std::ptr::null()) };
-    if rc != 0 {
+    if let Err(e) = mount("nodev", target, "tracefs", MountFlags::empty(), None) {
         return Err(HostError::NoTracefs(format!(
             "tracefs is not mounted and mounting it failed: {}",
-            std::io::Error::last_os_error()
+            std::io::Error::from(e)
         )));
     }
     Ok((target.to_path_buf(), true))
@@ -149,10 +149,9 @@ pub fn find_tracefs() -> Result<(PathBuf, bool)> {
 
 /// Fail early, with a precise message, when this host cannot be traced.
 pub fn check_environment() -> Result<PathBuf> {
-    // SAFETY: geteuid has no preconditions.
-    let uid = unsafe { libc::geteuid() };
-    if uid != 0 {
-        return Err(HostError::NotRoot { uid });
+    let uid = rustix::process::geteuid();
+    if !uid.is_root() {
+        return Err(HostError::NotRoot { uid: uid.as_raw() });
     }
     let (root, mounted) = find_tracefs()?;
     let avail = std::fs::read_to_string(root.join("available_tracers")).unwrap_or_default();
@@ -171,19 +170,16 @@ pub fn check_environment() -> Result<PathBuf> {
 
 /// Unmount tracefs that [`find_tracefs`] mounted; failure (EBUSY) leaves it.
 pub fn unmount(root: &Path) {
-    if let Ok(c) = CString::new(root.as_os_str().to_string_lossy().as_bytes()) {
-        // SAFETY: umount2 with a valid path; failure (EBUSY) leaves it mounted.
-        unsafe { libc::umount2(c.as_ptr(), 0) };
-    }
+    // Failure (EBUSY: someone else uses it now) leaves it mounted.
+    let _ = umount(root, UnmountFlags::empty());
 }
 
 impl BlkTrace {
     /// Configure the global tracer for `cfg.devices` and start tracing.
     pub fn start(cfg: &TraceConfig) -> Result<BlkTrace> {
-        // SAFETY: geteuid has no preconditions.
-        let uid = unsafe { libc::geteuid() };
-        if uid != 0 {
-            return Err(HostError::NotRoot { uid });
+        let uid = rustix::process::geteuid();
+        if !uid.is_root() {
+            return Err(HostError::NotRoot { uid: uid.as_raw() });
         }
         let (root, mounted) = find_tracefs()?;
         let mut bt = BlkTrace {
@@ -284,7 +280,7 @@ impl BlkTrace {
         let p = self.root.join("trace_pipe");
         let f = std::fs::OpenOptions::new()
             .read(true)
-            .custom_flags(libc::O_NONBLOCK)
+            .custom_flags(OFlags::NONBLOCK.bits() as i32)
             .open(&p)
             .map_err(|e| HostError::io(&p, e))?;
         Ok(TracePipe { f, path: p })
@@ -377,57 +373,62 @@ impl TracePipe {
     }
 }
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-    LAST_SIGNAL.store(sig, Ordering::SeqCst);
-}
+/// The signal that asked us to stop (0: none), stored by signal-hook's
+/// handler (an atomic store, async-signal-safe).
+static LAST_SIGNAL: AtomicUsize = AtomicUsize::new(0);
+/// True while no [`SignalGuard`] is alive: the signals then take their
+/// default action (terminate), as before any guard existed.
+static DEFAULT_ACTION: AtomicBool = AtomicBool::new(true);
+/// Live guards (they may overlap, e.g. two traced sessions in one process).
+static GUARDS: Mutex<usize> = Mutex::new(0);
+static INSTALL: Once = Once::new();
+const SIGNALS: [i32; 3] = [SIGINT, SIGTERM, SIGHUP];
 
 /// SIGINT/SIGTERM/SIGHUP set a flag (`stop_requested`) instead of killing the
-/// process, so the trace loop can return and restore tracefs. The previous
-/// handlers come back when the guard is dropped.
+/// process, so the trace loop can return and restore tracefs. When the last
+/// guard is dropped the signals kill the process again.
 pub struct SignalGuard {
-    old: Vec<(libc::c_int, libc::sigaction)>,
+    ids: Vec<SigId>,
 }
 
 pub fn install_signal_handlers() -> SignalGuard {
-    STOP.store(false, Ordering::SeqCst);
-    let mut old = Vec::new();
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: sigaction with a zeroed struct, an async-signal-safe handler
-        // (atomic stores only) and an out-parameter for the old action.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            let mut prev: libc::sigaction = std::mem::zeroed();
-            if libc::sigaction(sig, &sa, &mut prev) == 0 {
-                old.push((sig, prev));
-            }
+    INSTALL.call_once(|| {
+        for sig in SIGNALS {
+            // The default action while no guard is alive; registration fails
+            // only for signals that cannot be caught, which these are not.
+            let _ = signal_hook::flag::register_conditional_default(sig, &DEFAULT_ACTION);
         }
-    }
-    SignalGuard { old }
+    });
+    let mut live = GUARDS.lock().unwrap_or_else(|e| e.into_inner());
+    LAST_SIGNAL.store(0, Ordering::SeqCst);
+    let ids = SIGNALS
+        .iter()
+        .filter_map(|&sig| signal_hook::flag::register_usize(sig, &LAST_SIGNAL, sig as usize).ok())
+        .collect();
+    *live += 1;
+    DEFAULT_ACTION.store(false, Ordering::SeqCst);
+    SignalGuard { ids }
 }
 
 impl Drop for SignalGuard {
     fn drop(&mut self) {
-        for (sig, prev) in self.old.drain(..) {
-            // SAFETY: restoring the action saved by install_signal_handlers.
-            unsafe {
-                libc::sigaction(sig, &prev, std::ptr::null_mut());
-            }
+        let mut live = GUARDS.lock().unwrap_or_else(|e| e.into_inner());
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+        *live = live.saturating_sub(1);
+        if *live == 0 {
+            DEFAULT_ACTION.store(true, Ordering::SeqCst);
         }
     }
 }
 
 /// A signal asked us to stop.
 pub fn stop_requested() -> bool {
-    STOP.load(Ordering::SeqCst)
+    LAST_SIGNAL.load(Ordering::SeqCst) != 0
 }
 
 /// The signal that asked us to stop (0 if none).
 pub fn last_signal() -> i32 {
-    LAST_SIGNAL.load(Ordering::SeqCst)
+    LAST_SIGNAL.load(Ordering::SeqCst) as i32
 }

@@ -5,19 +5,12 @@
 //! --runtime=1`, id 0x3d (61) the same with iodepth=1, rate_iops=500.
 //! fio's own JSON said: 2000 and 500 reads, clat mean 67126.6 and 44824.3 ns.
 
-use blklab_host::account::{AccountConfig, Accountant, CgroupNames};
-use blklab_host::events::{CgRef, LineParser, Parsed};
+use blklab_host::account::{AccountConfig, Accountant};
+use blklab_host::events::{LineParser, Parsed};
 
-struct Names;
-impl CgroupNames for Names {
-    fn name_of(&mut self, cg: CgRef) -> Option<String> {
-        match cg {
-            CgRef::Id(41) => Some("/blklab-host/a".into()),
-            CgRef::Id(61) => Some("/blklab-host/b".into()),
-            _ => None,
-        }
-    }
-}
+#[path = "fixtures/capture_names.rs"]
+mod capture_names;
+use capture_names::Names;
 
 #[test]
 fn real_capture_matches_fio() {

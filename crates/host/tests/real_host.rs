@@ -3,7 +3,8 @@
 //! (then `top_from_file`, `read_recording`) and with live `top`. Per-cgroup
 //! IOs and bytes must match fio's JSON and the kernel's own per-cgroup stats
 //! (io.stat on v2, blkio.throttle.io_serviced on a v1 blkio hierarchy), and the
-//! Q2C mean must be consistent with fio's latency.
+//! Q2C figures must be consistent with the kernel's own latency accounting
+//! (the device's stat file) and bounded by fio's latency.
 //!
 //! Needs root, fio, losetup, tracefs with the blk tracer; otherwise it prints
 //! `SKIP: <reason>` and passes. Everything it creates is removed at the end,
@@ -12,40 +13,15 @@
 use blklab_host::iotrack::IotrackCounters;
 use blklab_host::tracefs::current_tracer;
 use blklab_host::{read_recording, record, top, top_from_file, RecordOptions, TopOptions};
+use blklab_testkit::{fio_json, lab_or_skip, missing_basics, HostLab, LabSpec, Layout};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn sh(cmd: &str) -> Result<String, String> {
-    let o = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .output()
-        .map_err(|e| e.to_string())?;
-    if o.status.success() {
-        Ok(String::from_utf8_lossy(&o.stdout).trim().to_string())
-    } else {
-        Err(format!(
-            "`{cmd}`: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
-}
-
 fn skip_reason() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        return Some("not root".into());
-    }
-    for tool in ["fio", "losetup"] {
-        if sh(&format!("command -v {tool}")).is_err() {
-            return Some(format!("{tool} not installed"));
-        }
-    }
-    if !Path::new("/dev/shm").is_dir() {
-        return Some("no /dev/shm tmpfs".into());
+    if let Some(r) = missing_basics() {
+        return Some(r);
     }
     match blklab_host::tracefs::check_environment() {
         Err(e) if e.is_environment() => return Some(e.to_string()),
@@ -55,119 +31,24 @@ fn skip_reason() -> Option<String> {
     None
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Layout {
-    V2,
-    V1,
-}
-
-/// Everything the test creates; removed in Drop.
-struct Lab {
-    file: PathBuf,
-    loopdev: Option<String>,
-    parent: Option<PathBuf>,
-    layout: Layout,
-    children: Vec<Child>,
-}
-
-impl Drop for Lab {
-    fn drop(&mut self) {
-        for c in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-        if let Some(p) = &self.parent {
-            for g in ["a", "b"] {
-                let _ = std::fs::remove_dir(p.join(g));
-            }
-            let _ = std::fs::remove_dir(p);
-        }
-        if let Some(l) = &self.loopdev {
-            let _ = sh(&format!("losetup -d {l}"));
-        }
-        let _ = std::fs::remove_file(&self.file);
-    }
-}
-
-fn io_controller() -> Result<(Layout, PathBuf), String> {
-    let unified = if Path::new("/sys/fs/cgroup/unified/cgroup.controllers").exists() {
-        PathBuf::from("/sys/fs/cgroup/unified")
-    } else {
-        PathBuf::from("/sys/fs/cgroup")
-    };
-    let has_io = |p: &Path| {
-        std::fs::read_to_string(p.join("cgroup.controllers"))
-            .unwrap_or_default()
-            .split_whitespace()
-            .any(|c| c == "io")
-    };
-    let v1 = Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists();
-    if !has_io(&unified) && v1 {
-        // hybrid host: try to release the v1 blkio hierarchy (real-kernel-lab.md).
-        // The hierarchy only dies when nothing references it (no child groups,
-        // no open file anywhere); on the VM this was written on, something
-        // outside our reach keeps it alive, so mount it back if io stays away.
-        if sh("umount /sys/fs/cgroup/blkio").is_ok() {
-            let t0 = Instant::now();
-            while !has_io(&unified) && t0.elapsed() < Duration::from_secs(2) {
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            if !has_io(&unified) {
-                sh("mount -t cgroup -o blkio cgroup /sys/fs/cgroup/blkio")?;
-            }
-        }
-    }
-    if has_io(&unified) {
-        let sc = unified.join("cgroup.subtree_control");
-        let cur = std::fs::read_to_string(&sc).unwrap_or_default();
-        if !cur.split_whitespace().any(|c| c == "io") {
-            std::fs::write(&sc, "+io").map_err(|e| format!("{}: {e}", sc.display()))?;
-        }
-        return Ok((Layout::V2, unified));
-    }
-    if Path::new("/sys/fs/cgroup/blkio/cgroup.procs").exists() {
-        return Ok((Layout::V1, PathBuf::from("/sys/fs/cgroup/blkio")));
-    }
-    Err("no io controller reachable (neither cgroup v2 io nor v1 blkio)".into())
-}
-
-fn setup() -> Result<Lab, String> {
-    let pid = std::process::id();
-    let mut lab = Lab {
-        file: PathBuf::from(format!("/dev/shm/blklab-host-test-{pid}.img")),
-        loopdev: None,
-        parent: None,
-        layout: Layout::V2,
-        children: Vec::new(),
-    };
-    // 128 MiB of random data so that reads touch real pages
-    sh(&format!(
-        "dd if=/dev/urandom of={} bs=1M count=128 status=none",
-        lab.file.display()
-    ))?;
-    let l = sh(&format!(
-        "losetup -f --show --direct-io=on {}",
-        lab.file.display()
-    ))?;
-    lab.loopdev = Some(l);
-    let (layout, root) = io_controller()?;
-    lab.layout = layout;
-    let parent = root.join(format!("blklab-host-test-{pid}"));
-    std::fs::create_dir(&parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    lab.parent = Some(parent.clone());
-    if layout == Layout::V2 {
-        std::fs::write(parent.join("cgroup.subtree_control"), "+io").map_err(|e| e.to_string())?;
-    }
-    for g in ["a", "b"] {
-        std::fs::create_dir(parent.join(g)).map_err(|e| e.to_string())?;
-    }
-    if layout == Layout::V1 {
+/// The loop device and groups a and b (cgroup v2 io where the host can give
+/// it, else v1 blkio).
+fn setup() -> Result<HostLab, String> {
+    let lab = HostLab::setup(&LabSpec {
+        name: "blklab-host-test",
+        // 128 MiB of random data so that reads touch real pages
+        file_mib: 128,
+        random_data: true,
+        groups: &["a", "b"],
+        v1_only: false,
+    })?;
+    if lab.layout == Layout::V1 {
         // v1 only counts per-cgroup bios in blk-throttle, which needs a rule:
         // a limit far above the device's speed changes nothing else
-        let mm = sh(&format!("cat /sys/class/block/{}/dev", lab.dev_name()))?;
+        let mm = lab.devno()?;
         for g in ["a", "b"] {
             std::fs::write(
-                parent.join(g).join("blkio.throttle.read_iops_device"),
+                lab.group_dir(g).join("blkio.throttle.read_iops_device"),
                 format!("{mm} 100000000"),
             )
             .map_err(|e| e.to_string())?;
@@ -176,83 +57,40 @@ fn setup() -> Result<Lab, String> {
     Ok(lab)
 }
 
-impl Lab {
-    fn dev_name(&self) -> String {
-        self.loopdev
-            .as_deref()
-            .unwrap_or("")
-            .trim_start_matches("/dev/")
-            .to_string()
-    }
-    fn rel(&self, g: &str) -> String {
-        let p = self.parent.as_ref().unwrap();
-        format!("/{}/{g}", p.file_name().unwrap().to_string_lossy())
-    }
-    /// (reads, read bytes) the kernel charged to group g
-    fn kernel_stat(&self, g: &str) -> (u64, u64) {
-        let dir = self.parent.as_ref().unwrap().join(g);
-        let mm = std::fs::read_to_string(format!("/sys/class/block/{}/dev", self.dev_name()))
-            .unwrap_or_default();
-        let mm = mm.trim();
-        match self.layout {
-            Layout::V2 => {
-                let s = std::fs::read_to_string(dir.join("io.stat")).unwrap_or_default();
-                let line = s
-                    .lines()
-                    .find(|l| l.starts_with(&format!("{mm} ")))
-                    .unwrap_or("");
-                let get = |k: &str| {
-                    line.split_whitespace()
-                        .find_map(|kv| {
-                            kv.strip_prefix(&format!("{k}="))
-                                .and_then(|v| v.parse().ok())
-                        })
-                        .unwrap_or(0)
-                };
-                (get("rios"), get("rbytes"))
-            }
-            Layout::V1 => {
-                let get = |f: &str| {
-                    let s = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
-                    s.lines()
-                        .find(|l| l.starts_with(&format!("{mm} Read ")))
-                        .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
-                        .unwrap_or(0)
-                };
-                (
-                    get("blkio.throttle.io_serviced"),
-                    get("blkio.throttle.io_service_bytes"),
-                )
-            }
+/// (reads, read bytes) the kernel charged to group g
+fn kernel_stat(lab: &HostLab, g: &str) -> (u64, u64) {
+    let dir = lab.group_dir(g);
+    let mm = lab.devno().unwrap_or_default();
+    match lab.layout {
+        Layout::V2 => {
+            let s = std::fs::read_to_string(dir.join("io.stat")).unwrap_or_default();
+            let line = s
+                .lines()
+                .find(|l| l.starts_with(&format!("{mm} ")))
+                .unwrap_or("");
+            let get = |k: &str| {
+                line.split_whitespace()
+                    .find_map(|kv| {
+                        kv.strip_prefix(&format!("{k}="))
+                            .and_then(|v| v.parse().ok())
+                    })
+                    .unwrap_or(0)
+            };
+            (get("rios"), get("rbytes"))
         }
-    }
-    fn spawn_fio(&mut self, g: &str, iodepth: u32, rate: u32, out: &Path) -> Result<(), String> {
-        let procs = self.parent.as_ref().unwrap().join(g).join("cgroup.procs");
-        let cmd = format!(
-            "echo $$ > {} && exec fio --name={g} --filename={} --direct=1 --rw=randread --bs=4k \
-             --ioengine=libaio --iodepth={iodepth} --rate_iops={rate} --time_based --runtime=2 \
-             --output-format=json --output={}",
-            procs.display(),
-            self.loopdev.as_ref().unwrap(),
-            out.display()
-        );
-        let c = Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .stdin(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        self.children.push(c);
-        Ok(())
-    }
-    fn wait_fio(&mut self) -> Result<(), String> {
-        for mut c in self.children.drain(..) {
-            let st = c.wait().map_err(|e| e.to_string())?;
-            if !st.success() {
-                return Err(format!("fio failed: {st}"));
-            }
+        Layout::V1 => {
+            let get = |f: &str| {
+                let s = std::fs::read_to_string(dir.join(f)).unwrap_or_default();
+                s.lines()
+                    .find(|l| l.starts_with(&format!("{mm} Read ")))
+                    .and_then(|l| l.split_whitespace().nth(2)?.parse().ok())
+                    .unwrap_or(0)
+            };
+            (
+                get("blkio.throttle.io_serviced"),
+                get("blkio.throttle.io_service_bytes"),
+            )
         }
-        Ok(())
     }
 }
 
@@ -265,9 +103,8 @@ struct FioRead {
 }
 
 fn fio_read(path: &Path) -> FioRead {
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let r = &v["jobs"][0]["read"];
+    let job = fio_json::first_job(path).unwrap();
+    let r = &job["read"];
     FioRead {
         ios: r["total_ios"].as_u64().unwrap(),
         bytes: r["io_bytes"].as_u64().unwrap(),
@@ -276,16 +113,36 @@ fn fio_read(path: &Path) -> FioRead {
     }
 }
 
+/// The device's (reads completed, read ticks in ms) from /sys/block/DEV/stat
+/// (Documentation/block/stat.rst): the kernel's own accounting of every read
+/// request from its allocation (blk_mq_rq_time_init) to its end
+/// (blk_account_io_done), summed in ns and printed in ms.
+fn disk_reads(dev: &str) -> (u64, u64) {
+    let s = std::fs::read_to_string(format!("/sys/block/{dev}/stat")).unwrap_or_default();
+    let f: Vec<u64> = s
+        .split_whitespace()
+        .map(|v| v.parse().unwrap_or(0))
+        .collect();
+    (
+        f.first().copied().unwrap_or(0),
+        f.get(3).copied().unwrap_or(0),
+    )
+}
+
+/// What one run of the two fio jobs produced: per group (name, fio's
+/// figures, the kernel's per-cgroup (ios, bytes) delta), and the device's
+/// (reads, read ticks ms) delta.
+struct Workload {
+    groups: Vec<(String, FioRead, (u64, u64))>,
+    disk: (u64, u64),
+}
+
 fn within(a: f64, b: f64, frac: f64) -> bool {
     (a - b).abs() <= frac * b.abs().max(1.0)
 }
 
 /// Run both fio jobs while `tracer` runs; returns fio's figures and the kernel's stat deltas.
-fn workload(
-    lab: &mut Lab,
-    ready: &AtomicBool,
-    tag: &str,
-) -> Result<Vec<(String, FioRead, (u64, u64))>, String> {
+fn workload(lab: &mut HostLab, ready: &AtomicBool, tag: &str) -> Result<Workload, String> {
     let t0 = Instant::now();
     while !ready.load(Ordering::SeqCst) {
         if t0.elapsed() > Duration::from_secs(10) {
@@ -293,19 +150,21 @@ fn workload(
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    let before: Vec<(u64, u64)> = ["a", "b"].iter().map(|g| lab.kernel_stat(g)).collect();
+    let before: Vec<(u64, u64)> = ["a", "b"].iter().map(|g| kernel_stat(lab, g)).collect();
+    let disk_before = disk_reads(&lab.dev_name());
     let dir = std::env::temp_dir();
     let outs: Vec<PathBuf> = ["a", "b"]
         .iter()
         .map(|g| dir.join(format!("blklab-host-{tag}-{g}-{}.json", std::process::id())))
         .collect();
-    lab.spawn_fio("a", 4, 3000, &outs[0])?;
-    lab.spawn_fio("b", 1, 800, &outs[1])?;
+    lab.spawn_randread("a", 4, 3000, 2, &outs[0])?;
+    lab.spawn_randread("b", 1, 800, 2, &outs[1])?;
     lab.wait_fio()?;
     std::thread::sleep(Duration::from_millis(300));
+    let disk_after = disk_reads(&lab.dev_name());
     let mut res = Vec::new();
     for (k, g) in ["a", "b"].iter().enumerate() {
-        let after = lab.kernel_stat(g);
+        let after = kernel_stat(lab, g);
         let f = fio_read(&outs[k]);
         let _ = std::fs::remove_file(&outs[k]);
         res.push((
@@ -314,15 +173,14 @@ fn workload(
             (after.0 - before[k].0, after.1 - before[k].1),
         ));
     }
-    Ok(res)
+    Ok(Workload {
+        groups: res,
+        disk: (disk_after.0 - disk_before.0, disk_after.1 - disk_before.1),
+    })
 }
 
-fn check(
-    label: &str,
-    lab: &Lab,
-    res: &[(String, FioRead, (u64, u64))],
-    last: &[(String, IotrackCounters)],
-) {
+fn check(label: &str, lab: &HostLab, w: &Workload, last: &[(String, IotrackCounters)]) {
+    let res = &w.groups;
     let get = |p: &str| {
         last.iter()
             .find(|x| x.0 == p)
@@ -361,40 +219,60 @@ fn check(
             "{label} {g}: bytes {bytes} vs kernel {}",
             ks.1
         );
-        // Q is inside io_submit, fio's clat starts after it returns and its
-        // lat before it: Q2C must not exceed lat. clat also holds fio's reap
-        // delay, which grows with CPU contention (2-core VM): measured Q2C
-        // was 68-92 % of clat, so the lower bound is loose
+        // Upper bound: Q is inside io_submit and C is before fio reaps the
+        // completion, while fio's lat runs from before io_submit to the reap:
+        // every I/O's Q2C lies inside its lat, whatever the load.
+        // No lower bound from fio: its clat also holds the delay before the
+        // fio process runs again to reap (io_getevents returning, then fio's
+        // timestamp), which on a CPU-starved 2-core host is as long as the
+        // device time itself (CI: q2c 26 us vs clat 54 us). The lower bound
+        // is the kernel's own accounting, checked below for the device.
         assert!(
             q2c <= f.lat_mean * 1.05,
             "{label} {g}: q2c {q2c} > fio lat {}",
             f.lat_mean
         );
+        // D (issue to the driver) lies between Q and C
         assert!(
-            q2c >= 0.5 * f.clat_mean,
-            "{label} {g}: q2c {q2c} vs fio clat {}",
-            f.clat_mean
+            d2c > 0.0 && d2c <= q2c,
+            "{label} {g}: d2c {d2c} vs q2c {q2c}"
         );
-        assert!(d2c > 0.0 && d2c <= q2c);
         sum += ios;
     }
-    let parent = get(&lab.rel("").trim_end_matches('/').to_string());
+    let parent = get(lab.rel("").trim_end_matches('/'));
     assert_eq!(parent.ios[0], sum, "{label}: parent = a + b");
+    // The kernel's read ticks time each request from its start time to
+    // blk_account_io_done, nearly the traced Q..C of the same I/O: both are
+    // kernel timestamps, so fio's scheduling does not enter. Not exactly:
+    // the start time is the plug's cached clock (blk_time_get_ns), taken at
+    // the first bio of an io_submit batch, so later bios of the batch start
+    // before their Q (measured: ticks 2-15 % above Q2C, e.g. 61 vs 53 us
+    // per I/O).
+    // A floor of 75 % of the kernel's figure leaves room for that and still
+    // catches lost or misattributed completion times; 2 ms covers the stat
+    // file's truncation to whole ms at both reads.
+    let (disk_ios, disk_ms) = w.disk;
+    let q2c_ms = parent.tms[0] as f64 / 1e6;
+    eprintln!(
+        "[{label}] device: stat reads={disk_ios} read_ticks={disk_ms}ms ({:.0}ns/io) | traced ios={sum} q2c_total={q2c_ms:.1}ms ({:.0}ns/io)",
+        disk_ms as f64 * 1e6 / disk_ios.max(1) as f64,
+        q2c_ms * 1e6 / sum.max(1) as f64
+    );
+    assert!(
+        within(sum as f64, disk_ios as f64, 0.02),
+        "{label}: traced ios {sum} vs device stat reads {disk_ios}"
+    );
+    assert!(
+        q2c_ms >= 0.75 * disk_ms as f64 - 2.0,
+        "{label}: traced q2c total {q2c_ms:.1} ms vs the device's read ticks {disk_ms} ms"
+    );
     assert!(get("/").ios[0] >= sum);
 }
 
 #[test]
 fn two_cgroups_fio_record_replay_and_top() {
-    if let Some(r) = skip_reason() {
-        eprintln!("SKIP: {r}");
+    let Some(mut lab) = lab_or_skip(skip_reason(), setup) else {
         return;
-    }
-    let mut lab = match setup() {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("SKIP: lab setup failed: {e}");
-            return;
-        }
     };
     eprintln!("layout {:?}, device {}", lab.layout, lab.dev_name());
     let tracer_before = current_tracer();
@@ -436,7 +314,7 @@ fn two_cgroups_fio_record_replay_and_top() {
     let rec = read_recording(&rec_path).expect("read_recording");
     let _ = std::fs::remove_file(&rec_path);
     assert!(!rec.truncated);
-    for (g, f, _) in &res {
+    for (g, f, _) in &res.groups {
         let st = rec
             .cgroups
             .iter()

@@ -1,0 +1,382 @@
+//! The built-in cases. A case is a scenario (cgroup files with the kernel's
+//! own strings, fio command lines) plus how to realise it on the host: the
+//! device it runs on, what the host must offer, and the tolerances the
+//! simulator is held to. `{DEV}` in a cgroup string stands for the device the
+//! jobs use (MAJ:MIN), filled in on both sides.
+//!
+//! Tolerances are stated per metric; a metric without one is reported, not
+//! judged. docs/fidelity/conformance.md gives the repeated real runs that
+//! justify them.
+
+use crate::metrics::{Metric, Tolerance};
+
+/// What a case needs from the host's io controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// blk-throttle: cgroup v2 io.max, or cgroup v1 blkio.throttle.*.
+    Throttle,
+    /// blk-iocost: cgroup v2 with io.cost.model / io.cost.qos in its root.
+    Iocost,
+}
+
+/// The device the jobs run on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HostDevice {
+    /// A loop device over a tmpfs file (direct I/O).
+    Loop,
+    /// The "capped cloud disk": a loop device over another loop device, with
+    /// `lower_limit` (io.max keys, e.g. "riops=2000") written for the LOWER
+    /// device in the common parent group of the case's groups. The simulator
+    /// models it as a provisioned volume with that rate (`cloud` model).
+    Capped { lower_limit: String },
+}
+
+/// One fio invocation of the case.
+#[derive(Debug, Clone)]
+pub struct CaseJob {
+    pub label: String,
+    /// The scenario's cgroup ("/A"); "/" is the case's own parent group.
+    pub cgroup: String,
+    /// fio's options without runtime, filename and output format.
+    pub cmdline: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub name: String,
+    pub about: String,
+    pub need: Need,
+    pub device: HostDevice,
+    /// Files of the root cgroup (io.cost.model, io.cost.qos), `{DEV}` for the device.
+    pub root_files: Vec<(String, String)>,
+    /// The case's groups and their files, in creation order.
+    pub groups: Vec<(String, Vec<(String, String)>)>,
+    pub jobs: Vec<CaseJob>,
+    /// fio runtime in seconds (normal, --quick).
+    pub runtime_s: u32,
+    pub quick_runtime_s: u32,
+    /// Deterministic cases are the ones CI holds to tight tolerances.
+    pub deterministic: bool,
+    pub tolerance: [Option<Tolerance>; 8],
+}
+
+impl Case {
+    pub fn tol(&self, m: Metric) -> Option<Tolerance> {
+        self.tolerance[m.index()]
+    }
+    pub fn runtime(&self, quick: bool) -> u32 {
+        if quick {
+            self.quick_runtime_s
+        } else {
+            self.runtime_s
+        }
+    }
+}
+
+fn job(label: &str, cgroup: &str, opts: &str) -> CaseJob {
+    CaseJob {
+        label: label.into(),
+        cgroup: cgroup.into(),
+        cmdline: format!("--name={label} --direct=1 --ioengine=libaio {opts}"),
+    }
+}
+
+fn files(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(f, v)| (f.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Throttle pacing tolerances, from repeated real runs (docs/fidelity/
+/// conformance.md: 5 runs x 5 s and 3 runs x 3 s per case, with another
+/// helper loading the host): IOPS and MB/s are the controller's rate (real
+/// spread <= 0.2 %, simulator within 0.4 %; 2 % is one I/O in 3 s at 32 IOPS).
+/// The mean completion latency is the queueing the throttle imposes (real
+/// spread up to 17 % with thinktime). p99 and max sit at the throttle's
+/// dispatch instants, which its timer sets in jiffies: a floor of one jiffy
+/// (4 ms at HZ=250) for p99 and two for the single-sample max (real spread up
+/// to 25 %). p50/p90 of the unthrottled I/Os are the loop device's own speed,
+/// which moves with host load: reported, not judged.
+const THROTTLE_TOL: [Option<Tolerance>; 8] = [
+    Some(Tolerance::rel(0.02)),
+    Some(Tolerance::rel(0.02)),
+    None,
+    Some(Tolerance::rel_abs(0.15, 200.0)),
+    None,
+    None,
+    Some(Tolerance::rel_abs(0.10, 4000.0)),
+    Some(Tolerance::rel_abs(0.20, 8000.0)),
+];
+
+/// Throttle pacing with fio's thinktime: as THROTTLE_TOL, but the real
+/// completion latencies (mean, p99, max) may be up to one jiffy (4 ms at
+/// HZ=250) further below the simulator's. The throttle's wait for an I/O is
+/// the budget interval less the thinktime, and the simulator wakes fio on
+/// time; on a busy host fio's thinktime sleep ends late and the wait shrinks
+/// by as much (same rate). Measured with two CPU hogs on the 2-core VM, for
+/// rbps-thinktime (20 ms thinktime): real mean 1.6 ms below the simulator
+/// (+15.6 %), in another run real p99 60.0 ms against 67.6 ms (+12.7 %);
+/// riops-thinktime: mean 0.16 ms below. Real figures above the simulator's
+/// are still held to THROTTLE_TOL.
+const THROTTLE_THINKTIME_TOL: [Option<Tolerance>; 8] = {
+    let mut t = THROTTLE_TOL;
+    t[3] = Some(Tolerance::rel_abs(0.15, 200.0).real_lower_by(4000.0));
+    t[6] = Some(Tolerance::rel_abs(0.10, 4000.0).real_lower_by(4000.0));
+    t[7] = Some(Tolerance::rel_abs(0.20, 8000.0).real_lower_by(4000.0));
+    t
+};
+
+/// Fixed vrate: throughput follows io.cost.model exactly on the real kernel
+/// (the spec reports agreement "to a fraction of a percent"); latencies
+/// depend on the issue pattern and are reported.
+const VRATE_TOL: [Option<Tolerance>; 8] = [
+    Some(Tolerance::rel(0.02)),
+    Some(Tolerance::rel(0.02)),
+    None,
+    None,
+    None,
+    None,
+    None,
+    None,
+];
+
+/// Capped disk: the sum follows the cap but the split between groups and the
+/// latencies move with scheduling; loose, and not part of CI's tight set.
+const CAPPED_TOL: [Option<Tolerance>; 8] = [
+    Some(Tolerance::rel(0.15)),
+    Some(Tolerance::rel(0.15)),
+    None,
+    Some(Tolerance::rel(0.25)),
+    None,
+    None,
+    None,
+    None,
+];
+
+fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
+    Case {
+        name: name.into(),
+        about: about.into(),
+        need: Need::Throttle,
+        device: HostDevice::Loop,
+        root_files: vec![],
+        groups: vec![("/A".into(), files(&[("io.max", io_max)]))],
+        jobs: vec![job("A", "/A", opts)],
+        runtime_s: 5,
+        quick_runtime_s: 3,
+        deterministic: true,
+        tolerance: if opts.contains("--thinktime") {
+            THROTTLE_THINKTIME_TOL
+        } else {
+            THROTTLE_TOL
+        },
+    }
+}
+
+/// The fixed-vrate cost model: far below a tmpfs loop device's speed (it does
+/// more than 15k 4k IOPS at QD1), so throughput is the model's: 4k random reads cost
+/// 1/2000 s, 64k sequential reads 1/4000 s - 4k/100MB/s + 64k/100MB/s.
+/// blk-iocost charges a read as random only when it lands more than
+/// LCOEF_RANDIO_PAGES (4096 pages, 16 MiB) from the group's previous one; on
+/// the 64 MiB device 7/16 of uniformly random reads are nearer and cost the
+/// sequential rate, so "random" 4k reads alone run at 2560 IOPS, not 2000
+/// (the simulator does the same, which the case checks).
+pub const VRATE_MODEL: &str = "{DEV} ctrl=user model=linear rbps=100000000 rseqiops=4000 rrandiops=2000 wbps=100000000 wseqiops=4000 wrandiops=2000";
+/// vrate pinned at 100 %: no latency targets, min = max = 100.
+pub const VRATE_QOS: &str = "{DEV} enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100";
+
+fn vrate(weights: &[u32], bs: &str, rw: &str) -> Case {
+    let shape = match weights {
+        [_] => "alone".to_string(),
+        w => w.iter().map(u32::to_string).collect::<Vec<_>>().join("-"),
+    };
+    let names = ["A", "B", "C"];
+    let mut groups = Vec::new();
+    let mut jobs = Vec::new();
+    for (i, w) in weights.iter().enumerate() {
+        let g = format!("/{}", names[i]);
+        groups.push((
+            g.clone(),
+            vec![("io.weight".into(), format!("default {w}"))],
+        ));
+        jobs.push(job(
+            names[i],
+            &g,
+            &format!("--rw={rw} --bs={bs} --iodepth=32"),
+        ));
+    }
+    let kind = if rw == "randread" { "rand" } else { "seq" };
+    Case {
+        name: format!("iocost-vrate-{shape}-{bs}-{kind}"),
+        about: format!(
+            "iocost, vrate fixed at 100 %, model far below the device; weights {}; {bs} {rw} QD32",
+            if weights.len() == 1 {
+                "(one group alone)".to_string()
+            } else {
+                shape.replace('-', ":")
+            }
+        ),
+        need: Need::Iocost,
+        device: HostDevice::Loop,
+        root_files: files(&[("io.cost.model", VRATE_MODEL), ("io.cost.qos", VRATE_QOS)]),
+        groups,
+        jobs,
+        runtime_s: 5,
+        quick_runtime_s: 3,
+        deterministic: true,
+        tolerance: VRATE_TOL,
+    }
+}
+
+/// The lower device's cap for the capped-disk cases.
+pub const CAP_LIMIT: &str = "riops=2000";
+/// iocost on the capped disk: the model matches the cap, latency QoS at 5 ms p95.
+pub const CAPPED_MODEL: &str = "{DEV} ctrl=user model=linear rbps=400000000 rseqiops=2000 rrandiops=2000 wbps=400000000 wseqiops=2000 wrandiops=2000";
+pub const CAPPED_QOS: &str =
+    "{DEV} enable=1 ctrl=user rpct=95 rlat=5000 wpct=95 wlat=5000 min=25 max=200";
+
+fn capped(on: bool) -> Case {
+    let groups = vec![
+        ("/A".into(), files(&[("io.weight", "default 100")])),
+        ("/B".into(), files(&[("io.weight", "default 300")])),
+    ];
+    Case {
+        name: format!("capped-qos-iocost-{}", if on { "on" } else { "off" }),
+        about: format!(
+            "capped disk ({CAP_LIMIT} on the lower loop), groups weighted 100:300, 4k randread QD32 each, iocost {}",
+            if on { "on with latency QoS (p95 5 ms)" } else { "off" }
+        ),
+        need: if on { Need::Iocost } else { Need::Throttle },
+        device: HostDevice::Capped {
+            lower_limit: CAP_LIMIT.into(),
+        },
+        root_files: if on {
+            files(&[("io.cost.model", CAPPED_MODEL), ("io.cost.qos", CAPPED_QOS)])
+        } else {
+            vec![]
+        },
+        groups,
+        jobs: vec![
+            job("A", "/A", "--rw=randread --bs=4k --iodepth=32"),
+            job("B", "/B", "--rw=randread --bs=4k --iodepth=32"),
+        ],
+        runtime_s: 8,
+        quick_runtime_s: 4,
+        deterministic: false,
+        tolerance: CAPPED_TOL,
+    }
+}
+
+/// Every built-in case, in run order.
+pub fn all() -> Vec<Case> {
+    let mut v = vec![
+        throttle(
+            "throttle-riops",
+            "io.max riops=1000, 4k randread QD8",
+            "{DEV} riops=1000",
+            "--rw=randread --bs=4k --iodepth=8",
+        ),
+        throttle(
+            "throttle-riops-thinktime",
+            "io.max riops=200, 4k randread QD1 with 4 ms thinktime (unthrottled it would do ~240/s)",
+            "{DEV} riops=200",
+            "--rw=randread --bs=4k --iodepth=1 --thinktime=4ms",
+        ),
+        throttle(
+            "throttle-rbps",
+            "io.max rbps=8 MiB/s, 64k sequential read QD4",
+            "{DEV} rbps=8388608",
+            "--rw=read --bs=64k --iodepth=4",
+        ),
+        throttle(
+            "throttle-rbps-thinktime",
+            "io.max rbps=2 MiB/s, 64k sequential read QD1 with 20 ms thinktime (unthrottled ~3.1 MiB/s)",
+            "{DEV} rbps=2097152",
+            "--rw=read --bs=64k --iodepth=1 --thinktime=20ms",
+        ),
+    ];
+    for (bs, rw) in [
+        ("4k", "randread"),
+        ("4k", "read"),
+        ("64k", "randread"),
+        ("64k", "read"),
+    ] {
+        for w in [&[100u32, 300][..], &[100, 100], &[100]] {
+            v.push(vrate(w, bs, rw));
+        }
+    }
+    v.push(capped(false));
+    v.push(capped(true));
+    v
+}
+
+/// The cases named (all when `names` is empty); unknown names are an error
+/// listing the known ones. A name ending in `*` selects by prefix.
+pub fn select(names: &[String]) -> Result<Vec<Case>, String> {
+    let all = all();
+    if names.is_empty() {
+        return Ok(all);
+    }
+    let mut out: Vec<Case> = Vec::new();
+    for n in names {
+        let hits: Vec<&Case> = match n.strip_suffix('*') {
+            Some(p) => all.iter().filter(|c| c.name.starts_with(p)).collect(),
+            None => all.iter().filter(|c| &c.name == n).collect(),
+        };
+        if hits.is_empty() {
+            let known: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+            return Err(format!(
+                "no conformance case '{n}' (known: {})",
+                known.join(", ")
+            ));
+        }
+        for c in hits {
+            if !out.iter().any(|o| o.name == c.name) {
+                out.push(c.clone());
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_required_cases_exist_with_unique_names() {
+        let all = all();
+        let mut names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+        let n = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), n, "duplicate case names");
+        for want in [
+            "throttle-riops",
+            "throttle-riops-thinktime",
+            "throttle-rbps",
+            "throttle-rbps-thinktime",
+            "iocost-vrate-100-300-4k-rand",
+            "iocost-vrate-100-100-64k-seq",
+            "iocost-vrate-alone-4k-seq",
+            "capped-qos-iocost-off",
+            "capped-qos-iocost-on",
+        ] {
+            assert!(names.contains(&want), "missing case {want}");
+        }
+        assert_eq!(
+            all.iter()
+                .filter(|c| c.name.starts_with("iocost-vrate"))
+                .count(),
+            12
+        );
+    }
+
+    #[test]
+    fn select_by_name_and_prefix() {
+        assert_eq!(select(&["throttle-*".into()]).unwrap().len(), 4);
+        assert_eq!(select(&["throttle-rbps".into()]).unwrap().len(), 1);
+        let e = select(&["nope".into()]).unwrap_err();
+        assert!(e.contains("no conformance case 'nope'") && e.contains("throttle-riops"));
+    }
+}

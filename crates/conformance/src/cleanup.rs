@@ -1,0 +1,152 @@
+//! Everything the harness creates on the host is registered here the moment
+//! it exists, and removed in reverse order: when a case ends, when the harness
+//! returns early with an error, and when SIGINT / SIGTERM arrive (the signal
+//! handler only raises a flag; the harness polls it while fio runs, stops its
+//! own fio processes by pid, cleans up and exits). Nothing that was not
+//! registered is ever removed, so devices and groups of others stay untouched.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
+
+use signal_hook::consts::{SIGINT, SIGTERM};
+
+/// The number of the signal that arrived (0: none). signal-hook's handler
+/// stores it: an atomic store, async-signal-safe.
+static SIGNAL: AtomicUsize = AtomicUsize::new(0);
+static INSTALL: Once = Once::new();
+
+/// Route SIGINT and SIGTERM to the flag (idempotent).
+pub fn install_signal_handlers() {
+    INSTALL.call_once(|| {
+        for sig in [SIGINT, SIGTERM] {
+            // Registration fails only for signals that cannot be caught
+            // (SIGKILL, SIGSTOP), which these are not.
+            let _ = signal_hook::flag::register_usize(sig, &SIGNAL, sig as usize);
+        }
+    });
+}
+
+/// Whether SIGINT/SIGTERM arrived.
+pub fn interrupted() -> bool {
+    SIGNAL.load(Ordering::SeqCst) != 0
+}
+
+/// The signal that interrupted us (0 if none).
+pub fn signal() -> i32 {
+    SIGNAL.load(Ordering::SeqCst) as i32
+}
+
+/// One thing the harness created.
+#[derive(Debug, Clone)]
+pub enum Resource {
+    /// A backing file on tmpfs.
+    File(PathBuf),
+    /// A loop device we attached (`/dev/loopN`).
+    Loop(PathBuf),
+    /// A cgroup directory we made (removed with rmdir; children are
+    /// registered after their parent, so reverse order removes them first).
+    Cgroup(PathBuf),
+    /// blk-iocost configured for MAJ:MIN in this v2 root: on cleanup write
+    /// `enable=0` to io.cost.qos and `ctrl=auto` to io.cost.model, as the
+    /// kernel keeps the lines otherwise.
+    Iocost { root: PathBuf, devno: String },
+}
+
+/// The registry of one case's resources.
+#[derive(Debug, Default)]
+pub struct Resources {
+    items: Vec<Resource>,
+    /// What could not be removed (reported, never fatal).
+    pub problems: Vec<String>,
+}
+
+impl Resources {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn add(&mut self, r: Resource) {
+        self.items.push(r);
+    }
+
+    pub fn loops(&self) -> impl Iterator<Item = &PathBuf> {
+        self.items.iter().filter_map(|r| match r {
+            Resource::Loop(p) => Some(p),
+            _ => None,
+        })
+    }
+
+    /// Remove everything, newest first. Cgroup directories that are still
+    /// busy (a process leaving) are retried for a moment.
+    pub fn release(&mut self) {
+        while let Some(r) = self.items.pop() {
+            if let Err(e) = release_one(&r) {
+                self.problems.push(e);
+            }
+        }
+    }
+}
+
+impl Drop for Resources {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+fn release_one(r: &Resource) -> Result<(), String> {
+    match r {
+        Resource::File(p) => {
+            std::fs::remove_file(p).map_err(|e| format!("cannot remove {}: {e}", p.display()))
+        }
+        Resource::Loop(dev) => {
+            // A loop device may stay busy for a moment after fio exits.
+            let mut last = String::new();
+            for _ in 0..20 {
+                match Command::new("losetup").arg("-d").arg(dev).output() {
+                    Ok(o) if o.status.success() => return Ok(()),
+                    Ok(o) => last = String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    Err(e) => last = e.to_string(),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(format!("losetup -d {}: {last}", dev.display()))
+        }
+        Resource::Cgroup(p) => {
+            let mut last = None;
+            for _ in 0..50 {
+                match std::fs::remove_dir(p) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                    Err(e) => last = Some(e),
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            Err(format!(
+                "cannot remove cgroup {}: {}",
+                p.display(),
+                last.map(|e| e.to_string()).unwrap_or_default()
+            ))
+        }
+        Resource::Iocost { root, devno } => {
+            let mut errs = Vec::new();
+            for (file, val) in [
+                ("io.cost.qos", format!("{devno} enable=0")),
+                ("io.cost.model", format!("{devno} ctrl=auto")),
+            ] {
+                if let Err(e) = std::fs::write(root.join(file), &val) {
+                    errs.push(format!(
+                        "writing \"{val}\" to {}/{file}: {e}",
+                        root.display()
+                    ));
+                }
+            }
+            if errs.is_empty() {
+                Ok(())
+            } else {
+                Err(errs.join("; "))
+            }
+        }
+    }
+}

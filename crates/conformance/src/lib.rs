@@ -1,0 +1,201 @@
+//! `blklab conformance`: the same scenario on the real kernel and in the
+//! simulator, side by side.
+//!
+//! For each case the harness builds the real thing on this host (loop devices
+//! on tmpfs, the stacked capped disk, cgroups with the case's strings), runs
+//! real fio in the groups (`--repeat` times, medians), runs the same scenario
+//! in the simulator, and prints both with the relative difference per metric
+//! and a verdict against the case's tolerances. Cases the host cannot run
+//! (e.g. blk-iocost without the v2 io controller) are marked "not runnable
+//! here" with the exact reason, and still show the simulator's figures.
+
+pub mod cases;
+pub mod cleanup;
+pub mod env;
+pub mod host;
+pub mod loop_device;
+pub mod metrics;
+pub mod render;
+pub mod result;
+pub mod sim;
+
+use cases::Case;
+use cleanup::Resources;
+use env::HostEnv;
+use host::HostError;
+use loop_device::RawSpeed;
+use metrics::{Metrics, METRICS};
+pub use result::{CaseResult, JobResult, Options, Status};
+
+/// Exit statuses of `blklab conformance`.
+pub mod exit {
+    /// Every selected case ran and met its tolerances.
+    pub const OK: u8 = 0;
+    /// An error in the harness itself (bad arguments, a failed setup step).
+    pub const ERROR: u8 = 1;
+    /// Some case ran and missed a tolerance.
+    pub const MISMATCH: u8 = 3;
+    /// The host cannot run any case (not root, no fio, no loop, no io controller).
+    pub const HOST_UNSUITABLE: u8 = 4;
+    /// Nothing failed, but some selected cases are not runnable on this host.
+    pub const NOT_RUNNABLE: u8 = 5;
+    /// Interrupted by a signal: 128 + the signal number (130 for SIGINT).
+    pub const INTERRUPTED_BASE: u8 = 128;
+}
+
+/// Judge a case's jobs against its tolerances: the metrics out of tolerance.
+pub fn judge(case: &Case, jobs: &[JobResult]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for j in jobs {
+        let (Some(r), Some(s)) = (&j.real, &j.sim) else {
+            continue;
+        };
+        for m in METRICS {
+            if let Some(t) = case.tol(m) {
+                if !t.allows(r.get(m), s.get(m)) {
+                    bad.push(format!(
+                        "{} {}: real {:.2}, sim {:.2} ({:+.1}%, allowed {})",
+                        j.label,
+                        m.name(),
+                        r.get(m),
+                        s.get(m),
+                        metrics::rel_diff(r.get(m), s.get(m)) * 100.0,
+                        t.describe(m)
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// Run one case (real side unless `sim_only`, then the simulator).
+pub fn run_case(
+    case: &Case,
+    idx: usize,
+    env: &HostEnv,
+    opts: &Options,
+    raw: &mut Option<RawSpeed>,
+) -> Result<CaseResult, HostError> {
+    let runtime = case.runtime(opts.quick);
+    let mut res = Resources::new();
+    let real = if opts.sim_only {
+        Err(HostError::NotRunnable(String::new()))
+    } else {
+        host::run(case, env, idx, opts.repeat, opts.quick, raw, &mut res)
+    };
+    // Remove the real objects before simulating (and before returning on a signal).
+    res.release();
+    let mut notes = Vec::new();
+    notes.append(
+        &mut res
+            .problems
+            .iter()
+            .map(|p| format!("cleanup: {p}"))
+            .collect(),
+    );
+    let (status0, real_runs) = match real {
+        Ok(r) => (None, Some(r)),
+        Err(HostError::Interrupted) => return Err(HostError::Interrupted),
+        Err(HostError::NotRunnable(_)) if opts.sim_only => (Some(Status::SimOnly), None),
+        Err(HostError::NotRunnable(why)) => (Some(Status::NotRunnable(why)), None),
+        Err(HostError::Failed(e)) => (Some(Status::Error(e)), None),
+    };
+    let (dev_name, devno) = match &real_runs {
+        Some(r) => (r.device.name.clone(), r.device.devno.clone()),
+        None => ("loop99".to_string(), "7:99".to_string()),
+    };
+    let rs = raw.unwrap_or_default();
+    let sim = sim::run(case, &dev_name, &devno, &rs, runtime);
+    let mut jobs = Vec::new();
+    for (i, j) in case.jobs.iter().enumerate() {
+        let runs = real_runs
+            .as_ref()
+            .map(|r| r.runs[i].clone())
+            .unwrap_or_default();
+        jobs.push(JobResult {
+            label: j.label.clone(),
+            real: (!runs.is_empty()).then(|| Metrics::median(&runs)),
+            spread: (!runs.is_empty()).then(|| Metrics::spread(&runs)),
+            runs: runs.len(),
+            sim: sim.as_ref().ok().map(|v| v[i]),
+        });
+    }
+    let status = match (status0, &sim) {
+        (_, Err(e)) => Status::Error(format!("simulator: {e}")),
+        (Some(s), _) => s,
+        (None, Ok(_)) => {
+            let bad = judge(case, &jobs);
+            if bad.is_empty() {
+                Status::Pass
+            } else {
+                Status::Fail(bad)
+            }
+        }
+    };
+    if let Some(r) = &real_runs {
+        notes.splice(0..0, r.notes.iter().cloned());
+    }
+    Ok(CaseResult {
+        case: case.clone(),
+        status,
+        device: real_runs.as_ref().map(|r| {
+            let d = &r.device;
+            match &d.lower {
+                Some((l, ln)) => format!(
+                    "{} ({}) on {} ({})",
+                    d.path.display(),
+                    d.devno,
+                    l.display(),
+                    ln
+                ),
+                None => format!("{} ({})", d.path.display(), d.devno),
+            }
+        }),
+        jobs,
+        notes,
+        runtime_s: runtime,
+        raw: rs,
+    })
+}
+
+/// The exit status for a set of results.
+pub fn exit_status(results: &[CaseResult]) -> u8 {
+    if results.iter().any(|r| matches!(r.status, Status::Fail(_))) {
+        exit::MISMATCH
+    } else if results.iter().any(|r| matches!(r.status, Status::Error(_))) {
+        exit::ERROR
+    } else if results
+        .iter()
+        .any(|r| matches!(r.status, Status::NotRunnable(_)))
+    {
+        exit::NOT_RUNNABLE
+    } else {
+        exit::OK
+    }
+}
+
+/// Run the cases, calling `each` with every result as it completes.
+/// `Err(signal)` when interrupted (everything created is already removed).
+pub fn run_all(
+    cases: &[Case],
+    env: &HostEnv,
+    opts: &Options,
+    raw: &mut Option<RawSpeed>,
+    mut each: impl FnMut(&CaseResult),
+) -> Result<Vec<CaseResult>, i32> {
+    let mut out = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        match run_case(c, i, env, opts, raw) {
+            Ok(r) => {
+                each(&r);
+                out.push(r);
+            }
+            Err(_) => return Err(cleanup::signal()),
+        }
+        if cleanup::interrupted() {
+            return Err(cleanup::signal());
+        }
+    }
+    Ok(out)
+}

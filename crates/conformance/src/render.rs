@@ -1,0 +1,275 @@
+//! Printing results: a side-by-side text table per case, the list of cases,
+//! and the Markdown table for docs/fidelity (`--markdown`).
+
+use std::fmt::Write as _;
+
+use crate::cases::{Case, Need};
+use crate::env::{HostEnv, ThrottleVia};
+use crate::loop_device::RawSpeed;
+use crate::metrics::{rel_diff, Metric, METRICS};
+use crate::result::{CaseResult, Status};
+
+fn val(m: Metric, v: f64) -> String {
+    if v.is_nan() {
+        "-".into()
+    } else if m == Metric::Iops || v >= 1000.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn diff(real: f64, sim: f64) -> String {
+    let d = rel_diff(real, sim);
+    if d.is_infinite() {
+        "inf".into()
+    } else {
+        format!("{:+.1}%", d * 100.0)
+    }
+}
+
+/// `--list`: one line per case.
+pub fn list(cases: &[Case], env: &HostEnv) -> String {
+    let mut s = String::new();
+    let w = cases.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    for c in cases {
+        let here = match crate::host::runnable(c, env) {
+            Ok(()) => "runnable here".to_string(),
+            Err(_) => "not runnable here".to_string(),
+        };
+        let need = match c.need {
+            Need::Throttle => "throttle",
+            Need::Iocost => "iocost",
+        };
+        let _ = writeln!(
+            s,
+            "{:<w$}  {:<8} {:<13} {:<17} {}",
+            c.name,
+            need,
+            if c.deterministic {
+                "deterministic"
+            } else {
+                "reported"
+            },
+            here,
+            c.about
+        );
+    }
+    s
+}
+
+/// What the host offers, for the header.
+pub fn host_summary(env: &HostEnv) -> String {
+    let mut s = String::new();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let _ = write!(s, "host: kernel {}", kernel.trim());
+    if let Some((_, v)) = &env.fio {
+        let _ = write!(s, ", {v}");
+    }
+    match &env.throttle {
+        Some(ThrottleVia::V2(p)) => {
+            let _ = write!(s, ", io controller on cgroup v2 ({})", p.display());
+        }
+        Some(ThrottleVia::V1(p)) => {
+            let _ = write!(s, ", io controller on cgroup v1 blkio ({})", p.display());
+        }
+        None => {}
+    }
+    let _ = write!(
+        s,
+        ", blk-iocost {}",
+        if env.iocost.is_some() {
+            "available"
+        } else {
+            "unavailable"
+        }
+    );
+    s
+}
+
+pub fn raw_summary(raw: &RawSpeed) -> String {
+    format!(
+        "simulated loop device: null_blk timer mode, completion {:.1} us, submit {:.1} us ({} fio QD1 4k randread: {:.0} IOPS)",
+        raw.clat_ns.saturating_sub(1000) as f64 / 1000.0,
+        raw.slat_ns as f64 / 1000.0,
+        if raw.measured { "measured with" } else { "default, not measured:" },
+        raw.iops
+    )
+}
+
+/// The text block of one case.
+pub fn case_text(r: &CaseResult) -> String {
+    let mut s = String::new();
+    let c = &r.case;
+    let _ = writeln!(s, "== {}  {}", c.name, r.status.word());
+    let _ = writeln!(s, "   {}", c.about);
+    match &r.status {
+        Status::NotRunnable(why) => {
+            let _ = writeln!(s, "   not runnable here: {why}");
+        }
+        Status::Error(e) => {
+            let _ = writeln!(s, "   error: {e}");
+        }
+        _ => {}
+    }
+    if let Some(d) = &r.device {
+        let runs = r.jobs.first().map(|j| j.runs).unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "   real: {d}, {runs} run(s) of {} s, medians",
+            r.runtime_s
+        );
+    }
+    for n in &r.notes {
+        let _ = writeln!(s, "   note: {n}");
+    }
+    let _ = writeln!(
+        s,
+        "   {:<4} {:<10} {:>10} {:>10} {:>8}  {:<14} {:>7}  ok",
+        "job", "metric", "real", "sim", "diff", "tolerance", "spread"
+    );
+    for j in &r.jobs {
+        for (k, m) in METRICS.iter().enumerate() {
+            let real = j.real.map(|x| x.get(*m)).unwrap_or(f64::NAN);
+            let sim = j.sim.map(|x| x.get(*m)).unwrap_or(f64::NAN);
+            let tol = c.tol(*m);
+            let ok = match (tol, j.real.is_some() && j.sim.is_some()) {
+                (Some(t), true) => {
+                    if t.allows(real, sim) {
+                        "ok"
+                    } else {
+                        "OUT"
+                    }
+                }
+                (None, true) => "(reported)",
+                _ => "",
+            };
+            let _ = writeln!(
+                s,
+                "   {:<4} {:<10} {:>10} {:>10} {:>8}  {:<14} {:>7}  {}",
+                if k == 0 { j.label.as_str() } else { "" },
+                m.name(),
+                val(*m, real),
+                val(*m, sim),
+                if j.real.is_some() && j.sim.is_some() {
+                    diff(real, sim)
+                } else {
+                    "-".into()
+                },
+                tol.map(|t| t.describe(*m)).unwrap_or_else(|| "-".into()),
+                j.spread
+                    .map(|sp| format!("{:.1}%", sp[k] * 100.0))
+                    .unwrap_or_else(|| "-".into()),
+                ok
+            );
+        }
+    }
+    if let Status::Fail(bad) = &r.status {
+        for b in bad {
+            let _ = writeln!(s, "   out of tolerance: {b}");
+        }
+    }
+    s
+}
+
+/// The Markdown document for docs/fidelity/conformance.md's results section.
+pub fn markdown(results: &[CaseResult], env: &HostEnv, raw: &RawSpeed, repeat: u32) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "<!-- generated by `blklab conformance --markdown` -->");
+    let _ = writeln!(
+        s,
+        "{}; {repeat} real run(s) per case, medians.  ",
+        host_summary(env)
+    );
+    let _ = writeln!(s, "{}.\n", raw_summary(raw));
+    let _ = writeln!(
+        s,
+        "Each cell: real kernel / simulator (simulator's difference). Latencies in µs, MB/s is MiB/s.\n"
+    );
+    let _ = write!(s, "| case | job | verdict |");
+    for m in METRICS {
+        let _ = write!(s, " {} |", m.name());
+    }
+    s.push('\n');
+    let _ = write!(s, "|---|---|---|");
+    for _ in METRICS {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for r in results {
+        for (i, j) in r.jobs.iter().enumerate() {
+            let _ = write!(
+                s,
+                "| {} | {} | {} |",
+                if i == 0 { r.case.name.as_str() } else { "" },
+                j.label,
+                if i == 0 { r.status.word() } else { "" }
+            );
+            for m in METRICS {
+                let sim = j.sim.map(|x| x.get(m)).unwrap_or(f64::NAN);
+                let cell = match j.real {
+                    Some(real) => {
+                        let rv = real.get(m);
+                        format!("{} / {} ({})", val(m, rv), val(m, sim), diff(rv, sim))
+                    }
+                    None => format!("— / {}", val(m, sim)),
+                };
+                let _ = write!(s, " {cell} |");
+            }
+            s.push('\n');
+        }
+    }
+    s.push('\n');
+    let _ = writeln!(
+        s,
+        "Tolerances (|sim − real| ≤ max(rel·real, abs); other metrics are reported):\n"
+    );
+    let mut seen: Vec<String> = Vec::new();
+    for r in results {
+        let t: Vec<String> = METRICS
+            .iter()
+            .filter_map(|m| {
+                r.case
+                    .tol(*m)
+                    .map(|t| format!("{} {}", m.name(), t.describe(*m)))
+            })
+            .collect();
+        let line = if t.is_empty() {
+            "reported only".into()
+        } else {
+            t.join(", ")
+        };
+        let fam = match r.case.name.split('-').next().unwrap_or("") {
+            "throttle" if r.case.name.ends_with("-thinktime") => "throttle-*-thinktime",
+            "throttle" => "throttle-*",
+            "iocost" => "iocost-vrate-*",
+            _ => "capped-qos-*",
+        };
+        let key = format!("{fam}|{line}");
+        if !seen.contains(&key) {
+            seen.push(key);
+            let _ = writeln!(s, "- `{fam}`: {line}");
+        }
+    }
+    let mut reasons: Vec<(String, String)> = Vec::new();
+    for r in results {
+        if let Status::NotRunnable(why) | Status::Error(why) = &r.status {
+            reasons.push((r.case.name.clone(), why.clone()));
+        }
+    }
+    if !reasons.is_empty() {
+        let _ = writeln!(s, "\nNot run on this host:\n");
+        let mut last = String::new();
+        let mut names: Vec<String> = Vec::new();
+        for (n, w) in reasons {
+            if w != last && !names.is_empty() {
+                let _ = writeln!(s, "- {}: {last}", names.join(", "));
+                names.clear();
+            }
+            last = w;
+            names.push(format!("`{n}`"));
+        }
+        let _ = writeln!(s, "- {}: {last}", names.join(", "));
+    }
+    s
+}

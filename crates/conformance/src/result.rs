@@ -1,0 +1,66 @@
+//! What the harness is asked to do and what it reports per case: the types
+//! the runner (lib.rs) produces and the renderer prints.
+
+use crate::cases::Case;
+use crate::loop_device::RawSpeed;
+use crate::metrics::Metrics;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Case names (or prefixes ending in `*`); empty = all.
+    pub cases: Vec<String>,
+    pub repeat: u32,
+    pub quick: bool,
+    /// Skip the real kernel (simulator only).
+    pub sim_only: bool,
+}
+
+/// A case's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// Ran; every judged metric within tolerance.
+    Pass,
+    /// Ran; some judged metric out of tolerance (the list says which).
+    Fail(Vec<String>),
+    /// The host lacks what the case needs (the reason).
+    NotRunnable(String),
+    /// The real side was skipped on request (--sim-only).
+    SimOnly,
+    /// Setup or fio failed.
+    Error(String),
+}
+
+impl Status {
+    pub fn word(&self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail(_) => "FAIL",
+            Status::NotRunnable(_) => "NOT RUNNABLE HERE",
+            Status::SimOnly => "SIM ONLY",
+            Status::Error(_) => "ERROR",
+        }
+    }
+}
+
+/// One job of a case: the real median (with the runs' spread) and the simulator.
+#[derive(Debug, Clone)]
+pub struct JobResult {
+    pub label: String,
+    pub real: Option<Metrics>,
+    /// (max - min) / median of each metric over the real runs.
+    pub spread: Option<[f64; 8]>,
+    pub runs: usize,
+    pub sim: Option<Metrics>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub case: Case,
+    pub status: Status,
+    pub jobs: Vec<JobResult>,
+    pub device: Option<String>,
+    pub notes: Vec<String>,
+    pub runtime_s: u32,
+    /// The loop device speed the simulated device was given.
+    pub raw: RawSpeed,
+}

@@ -1,0 +1,49 @@
+//! fio job files and command lines, read the way fio reads them (fio `init.c`:
+//! `__parse_jobs_ini`, `parse_cmd_line`; `parse.c`: `handle_option`,
+//! `__handle_option`; `options.c`: the option table and its callbacks;
+//! `init.c`: `fixup_options`).
+//!
+//! * Job files are INI: `[global]` sections set defaults for the jobs *below*
+//!   them; `;` and `#` start comments (anywhere on a line, as in fio); options are
+//!   `name=value`, or a bare `name` for fio's "string set" options
+//!   (`time_based`, `group_reporting`, `norandommap`, `stonewall`, `new_group`,
+//!   `thread`). Within a section fio applies `kb_base` first and `filename`
+//!   last (option priorities); the recorded option order follows that too.
+//! * Command lines: `--name=X` starts a job; options before the first `--name`
+//!   are global. Options taking a value accept `--opt=val` and `--opt val`
+//!   (getopt's required-argument rule); the string-set options accept a bare
+//!   `--opt` or `--opt=N`. A leading `fio` program name is skipped.
+//!
+//! Each job records its own options as written (`raw_options`, canonical option
+//! names as fio prints them in the JSON `"job options"`) and the global options
+//! in force (`global_options`).
+
+mod apply;
+mod cmdline;
+mod draft;
+mod fixup;
+mod job_file;
+mod option_table;
+mod reporting_group;
+mod shell_words;
+mod values;
+
+pub use cmdline::parse_cmdline;
+pub use job_file::parse_job_file;
+pub use reporting_group::assign_groupids;
+pub use shell_words::split_cmdline;
+
+/// How errors name a command line as the place of a problem.
+const CMDLINE: &str = "command line";
+
+/// How errors name where an option was given.
+fn scope(global: bool, name: &str) -> String {
+    if global {
+        "global options".to_string()
+    } else {
+        format!("job '{name}'")
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,63 @@
+//! `compare`: one scenario under each combination of kernel-behaviour switch
+//! values (`--variant KEY=A,B`, repeated for a cross product).
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::runner::{self, Outcome};
+use crate::scenario::Scenario;
+
+/// One variant: the (switch, value) pairs it sets, in `--variant` order.
+pub type Variant = Vec<(String, String)>;
+
+/// The cross product of `KEY=A,B[,C]` specifications, the first key varying
+/// slowest.
+pub fn variants(specs: &[String]) -> Result<Vec<Variant>> {
+    let mut combos: Vec<Variant> = vec![Vec::new()];
+    for v in specs {
+        let (k, vals) = v
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--variant {v}: expected KEY=A,B"))?;
+        let vals: Vec<&str> = vals.split(',').filter(|x| !x.is_empty()).collect();
+        if vals.is_empty() {
+            bail!("--variant {v}: no values");
+        }
+        let mut next = Vec::new();
+        for c in &combos {
+            for val in &vals {
+                let mut c2 = c.clone();
+                c2.push((k.to_string(), val.to_string()));
+                next.push(c2);
+            }
+        }
+        combos = next;
+    }
+    Ok(combos)
+}
+
+/// The variant's full name (`key=value key=value`).
+pub fn name(v: &Variant) -> String {
+    v.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The variant's short name (its values, comma-separated): the column
+/// heading of the comparison tables.
+pub fn short_name(v: &Variant) -> String {
+    v.iter()
+        .map(|(_, v)| v.clone())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Run the scenario with the variant's switches set on top of its own.
+pub fn run(sc: &Scenario, v: &Variant) -> Result<Outcome> {
+    let mut cfg = sc.config.clone();
+    for (k, val) in v {
+        cfg.switches
+            .set(k, val)
+            .map_err(|e| anyhow!("--variant: {e}"))?;
+    }
+    runner::run(sc, &cfg, None)
+}

@@ -1,0 +1,16 @@
+//! blklab's laboratory as a library: load and check scenario files, run and
+//! compare simulations, and format their results (fio JSON/text, the summary
+//! table, the iotrack report). The `blklab` binary is argument parsing and
+//! printing around this crate; bindings use it the same way.
+
+pub mod compare;
+pub mod iotrack_run;
+pub mod kfiles;
+pub mod output;
+pub mod overrides;
+pub mod replay_input;
+pub mod report;
+pub mod runner;
+pub mod scenario;
+pub mod span;
+pub mod trace_file;

@@ -1,0 +1,112 @@
+//! Running a scenario: build the simulator with every controller the
+//! scenario's cgroup files ask for, run it, and gather fio's results per
+//! reporting group.
+
+use anyhow::{anyhow, Result};
+use blklab_core::sim::trace::{TraceSink, Tracer};
+use blklab_core::{RunResult, Sim, SimConfig};
+use blklab_fio::{JobSpec, JobStats};
+
+use crate::scenario::Scenario;
+
+/// One row of results: a job, or a reporting group under group_reporting.
+#[derive(Debug, Clone)]
+pub struct GroupResult {
+    pub invocation: usize,
+    /// The scenario's label, or the fio job name.
+    pub label: String,
+    pub groupid: u32,
+    pub spec: JobSpec,
+    pub stats: JobStats,
+    pub cgroup: String,
+    pub device: String,
+}
+
+pub struct Outcome {
+    pub result: RunResult,
+    pub groups: Vec<GroupResult>,
+    /// io.stat of every cgroup at the end of the run (`Sim::io_stat`), as
+    /// (cgroup path, `MAJ:MIN key=value ...` lines), in tree order; cgroups
+    /// with no fields are left out.
+    pub io_stat: Vec<(String, String)>,
+}
+
+/// Build the simulator for a configuration: devices, schedulers and the
+/// controllers configured through the cgroup files.
+pub fn build_sim(cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
+    let sim = Sim::new(cfg.clone(), Tracer::new(trace)).map_err(|e| anyhow!("{e}"))?;
+    Ok(sim)
+}
+
+/// Run the scenario (with the configuration given, which may differ from the
+/// scenario's own by switches or seed).
+pub fn run(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Outcome> {
+    let mut sim = prepare(sc, cfg, trace)?;
+    let result = sim.run();
+    Ok(outcome(sc, &sim, result))
+}
+
+/// The results of a finished simulation: fio's reporting entries and io.stat.
+pub fn outcome(sc: &Scenario, sim: &Sim, result: RunResult) -> Outcome {
+    let groups = group_results(sc, &result);
+    let io_stat = io_stat_all(sim);
+    Outcome {
+        result,
+        groups,
+        io_stat,
+    }
+}
+
+/// io.stat of every cgroup (root first), skipping cgroups with no fields.
+pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
+    let tree = sim.cgroups();
+    (0..tree.len())
+        .filter_map(|i| {
+            let id = i as blklab_core::block::blk_cgroup::CgId;
+            let s = sim.io_stat(id);
+            (!s.is_empty()).then(|| (tree.get(id).path.clone(), s))
+        })
+        .collect()
+}
+
+/// The simulator for a scenario, ready to run: `build_sim`, then the
+/// workloads that come from recordings (`replay = ...` jobs).
+pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
+    let mut sim = build_sim(cfg, trace)?;
+    crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)?;
+    Ok(sim)
+}
+
+/// fio's reporting entries (one per job, or per group with group_reporting),
+/// for every invocation in order.
+pub fn group_results(sc: &Scenario, r: &RunResult) -> Vec<GroupResult> {
+    let mut out = Vec::new();
+    for (ii, inv) in sc.invocations.iter().enumerate() {
+        let jobs: Vec<(&JobSpec, &JobStats)> = inv
+            .jobs
+            .iter()
+            .map(|&ji| (&sc.config.jobs[ji].spec, &r.jobs[ji].stats))
+            .collect();
+        let entries = blklab_fio::report::group_jobs(&jobs);
+        let n = entries.len();
+        for (first, stats) in entries {
+            let ji = inv.jobs[first];
+            let jr = &r.jobs[ji];
+            let label = match &inv.label {
+                Some(l) if n == 1 => l.clone(),
+                Some(l) => format!("{l}.{}", jr.name),
+                None => jr.name.clone(),
+            };
+            out.push(GroupResult {
+                invocation: ii,
+                label,
+                groupid: stats.groupid,
+                spec: sc.config.jobs[ji].spec.clone(),
+                stats,
+                cgroup: jr.cgroup.clone(),
+                device: jr.device.clone(),
+            });
+        }
+    }
+    out
+}
