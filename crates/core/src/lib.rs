@@ -28,9 +28,6 @@ pub mod sim;
 pub mod syscall;
 pub mod workload;
 
-#[cfg(test)]
-pub(crate) mod testutil;
-
 pub use machine::{
     CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig, TimedWrite,
 };

@@ -209,7 +209,7 @@ pub fn pagecache_rows(
         return rows;
     };
     for inv in &sc.invocations {
-        let mut t = blklab_core::mm::filemap::PcJobStats::default();
+        let mut t = blklab_core::mm::report::PcJobStats::default();
         let mut any = false;
         for &ji in &inv.jobs {
             if let Some(Some(j)) = pc.jobs.get(ji) {

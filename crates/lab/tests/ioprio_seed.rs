@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use blklab_core::mm::filemap::PcJobStats;
+use blklab_core::mm::report::PcJobStats;
 use blklab_core::sim::time::NSEC_PER_SEC;
 use blklab_lab::runner;
 use blklab_lab::scenario::Scenario;

@@ -20,3 +20,6 @@ pub mod iotrack;
 pub mod request;
 pub mod rq_qos;
 pub mod throttle;
+
+#[cfg(test)]
+pub(crate) mod testutil;

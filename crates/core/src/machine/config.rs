@@ -73,7 +73,7 @@ pub struct RunResult {
     pub peak_bios_in_flight: usize,
     pub devices: Vec<DeviceResult>,
     /// Page-cache figures, when the page cache was used.
-    pub pagecache: Option<crate::mm::filemap::PcReport>,
+    pub pagecache: Option<crate::mm::pcsys::PcReport>,
 }
 
 #[derive(Debug)]

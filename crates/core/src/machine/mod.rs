@@ -20,8 +20,8 @@ use crate::block::elevator;
 use crate::block::layer::{BlkHost, BlockLayer, Dev, DevState};
 use crate::block::rq_qos::RqQos;
 use crate::drivers::DeviceInfo;
-use crate::mm::filemap::PcOpen;
 use crate::mm::flusher::Flusher;
+use crate::mm::pcsys::PcOpen;
 use crate::sim::clock::{Armed, Clock};
 use crate::sim::engine::{DevId, Ev, JobId};
 use crate::sim::slab::Slab;
@@ -128,7 +128,7 @@ impl Sim {
                 .iter()
                 .map(|jc| pc_open(jc, caps.get(jc.dev as usize).copied().unwrap_or(0)))
                 .collect();
-            Some(Box::new(crate::mm::filemap::PcSys::new(
+            Some(Box::new(crate::mm::pcsys::PcSys::new(
                 cfg.pagecache.clone(),
                 &users,
                 &caps,

@@ -3,7 +3,7 @@
 //! `wb_check_old_data_flush`): when it runs, what it writes back, and its
 //! own wait in `submit_bio`. The pure writeback model is `writeback.rs`.
 
-use super::filemap::{MmHost, FLUSHER_BIO_NS};
+use super::pcsys::{MmHost, FLUSHER_BIO_NS};
 use super::writeback::WorkKind;
 use crate::block::bio::{DevId, Op};
 use crate::block::blk_mq::BlkMq;

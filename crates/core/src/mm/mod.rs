@@ -14,6 +14,7 @@
 pub mod filemap;
 pub(crate) mod flusher;
 pub mod lru;
+pub mod pcsys;
 pub mod readahead;
 pub mod report;
 pub mod writeback;

@@ -192,7 +192,8 @@ impl Switches {
     pub fn from_profile(p: &KernelProfile) -> Switches {
         let mut s = Switches::default();
         for (k, v) in p.values {
-            s.set(k, v).expect("profiles name registered switches and values");
+            s.set(k, v)
+                .expect("profiles name registered switches and values");
         }
         s
     }
@@ -236,6 +237,8 @@ mod tests {
             assert_eq!(m.get(d.name), d.default, "{}", d.name);
         }
         assert_eq!(profile("debian-6.12").unwrap().name, "6.12");
-        assert!(profile("5.4").unwrap_err().contains("6.1, 6.12, 6.18, mainline"));
+        assert!(profile("5.4")
+            .unwrap_err()
+            .contains("6.1, 6.12, 6.18, mainline"));
     }
 }

@@ -13,7 +13,7 @@ fn dev() -> DeviceInfo {
     DeviceInfo {
         queue_depth: 32,
         capacity_bytes: 1 << 30,
-        ..crate::testutil::device("nvme0n1", 259, 0)
+        ..crate::block::testutil::device("nvme0n1", 259, 0)
     }
 }
 
@@ -164,7 +164,7 @@ fn lat_thresh_write_mid_run() {
     let d = dev();
     let sw = Switches::default();
     let mut tr = Tracer::default();
-    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
+    let mut ctx = crate::block::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     let line = "259:0 1000 2000 3000 4000 5000 6000 7000 8000";
     assert_eq!(
         it.write_file(&mut ctx, g, LAT_THRESH_FILE, line),

@@ -16,7 +16,7 @@ fn dev(rotational: bool) -> DeviceInfo {
     DeviceInfo {
         rotational,
         capacity_bytes: 4 << 30,
-        ..crate::testutil::device("nullb1", 253, 1)
+        ..crate::block::testutil::device("nullb1", 253, 1)
     }
 }
 

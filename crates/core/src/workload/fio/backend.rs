@@ -420,7 +420,7 @@ impl Workload {
             job.rate_next_us[d] = job.usec_for_io(d);
         }
         // Buffered and mmap I/O go through the page cache, which blocks the
-        // job like psync (crate::mm::filemap).
+        // job like psync (mm/filemap.rs).
         let buffered = sys.has_page_cache() && job.uses_pagecache();
         let sync_engine = !job.cfg.spec.ioengine.is_async() || buffered;
         if sync_engine {

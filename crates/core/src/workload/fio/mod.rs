@@ -17,8 +17,6 @@
 mod axmap;
 mod backend;
 mod io_u;
-#[cfg(test)]
-mod tests;
 
 use std::collections::VecDeque;
 

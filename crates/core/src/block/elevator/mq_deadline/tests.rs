@@ -23,7 +23,7 @@ const BE: Ioprio = Ioprio(2 << 13 | 4);
 const IDLE: Ioprio = Ioprio(3 << 13);
 
 fn dev() -> DeviceInfo {
-    crate::testutil::device("nullb0", 252, 0)
+    crate::block::testutil::device("nullb0", 252, 0)
 }
 
 struct H {
@@ -575,28 +575,6 @@ fn kstrtoint_like_the_kernel() {
     for big in ["2147483648", "-2147483649", "99999999999999999999999"] {
         assert_eq!(kstrtoint(big).unwrap_err().errno, Errno::Erange, "{big:?}");
     }
-}
-
-/// End to end through the engine: an RT job keeps requests in flight, so
-/// a BE job on the same mq-deadline queue is served only in the gaps
-/// (and by aging after 10 s, beyond this 1 s run).
-#[test]
-fn engine_rt_job_starves_be_job() {
-    use crate::machine::tests::{config, job, nullb_dev};
-    use crate::machine::Sim;
-    use blklab_fio::options::RwPattern;
-    let mut dev = nullb_dev(50_000, 64);
-    dev.scheduler = "mq-deadline".into();
-    let mut rt = job("rt", RwPattern::RandRead, 4096, 8, 1);
-    rt.prioclass = Some(1);
-    let be = job("be", RwPattern::RandRead, 4096, 8, 1);
-    let cfg = config(vec![dev], vec![(rt, "/"), (be, "/")]);
-    let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
-    let r = sim.run();
-    let n_rt = r.jobs[0].stats.dirs[0].total_ios;
-    let n_be = r.jobs[1].stats.dirs[0].total_ios;
-    assert!(n_rt > 100_000, "rt {n_rt}");
-    assert!(n_be * 20 < n_rt, "be {n_be} vs rt {n_rt}");
 }
 
 #[test]

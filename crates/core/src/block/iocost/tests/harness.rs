@@ -101,8 +101,13 @@ impl Sim {
             }
         } as BioId;
         let mut bio = bio;
-        let mut ctx =
-            crate::testutil::ctx(self.now, &self.dev, &self.tree, &self.sw, &mut self.tracer);
+        let mut ctx = crate::block::testutil::ctx(
+            self.now,
+            &self.dev,
+            &self.tree,
+            &self.sw,
+            &mut self.tracer,
+        );
         let v = self.ioc.throttle(&mut ctx, id, &mut bio);
         self.bios[id as usize] = Some(bio);
         if v == QosVerdict::Proceed {
@@ -137,8 +142,13 @@ impl Sim {
             done_time: self.now,
         };
         let mut rel = Vec::new();
-        let mut ctx =
-            crate::testutil::ctx(self.now, &self.dev, &self.tree, &self.sw, &mut self.tracer);
+        let mut ctx = crate::block::testutil::ctx(
+            self.now,
+            &self.dev,
+            &self.tree,
+            &self.sw,
+            &mut self.tracer,
+        );
         let ioc = &mut self.ioc;
         ioc.done_bio(&mut ctx, &bio, &mut rel);
         ioc.done(&mut ctx, &rq, &mut rel);
@@ -186,7 +196,7 @@ impl Sim {
             self.now = t;
             if t_tm == Some(t) {
                 let mut rel = Vec::new();
-                let mut ctx = crate::testutil::ctx(
+                let mut ctx = crate::block::testutil::ctx(
                     self.now,
                     &self.dev,
                     &self.tree,

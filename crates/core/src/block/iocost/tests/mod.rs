@@ -7,9 +7,9 @@ use super::params::*;
 use super::*;
 use crate::block::bio::{Op, Origin};
 use crate::block::ioprio::Ioprio;
+use crate::block::testutil::tree_with;
 use crate::sim::kerr::Errno;
 use crate::sim::trace::{TraceSink, Tracer};
-use crate::testutil::tree_with;
 
 const SEED_MODEL: &str =
     "8:0 ctrl=user model=linear rbps=173471131 rseqiops=3566 rrandiops=3566 wbps=173333269 wseqiops=3566 wrandiops=3566";
@@ -22,7 +22,7 @@ fn dev(rot: bool, qd: u32) -> DeviceInfo {
         nr_requests: 256,
         queue_depth: qd,
         max_sectors_kb: 1280,
-        ..crate::testutil::device("sdb", 8, 0)
+        ..crate::block::testutil::device("sdb", 8, 0)
     }
 }
 
@@ -187,7 +187,7 @@ fn weight_parsing() {
     let tree = tree_with(&[("/a", "io.weight", ""), ("/b", "io.weight", "")]);
     let sw = Switches::default();
     let mut tr = Tracer::default();
-    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
+    let mut ctx = crate::block::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     assert_eq!(
         ioc.write_file(&mut ctx, 1, "io.weight", "8:0 default"),
         Some(Ok(()))
@@ -341,7 +341,7 @@ fn vrate_stepping_matches_thread() {
     let sw = Switches::default();
     let sink = Shared::default();
     let mut tr = Tracer::new(Some(Box::new(sink.clone())));
-    let mut ctx = crate::testutil::ctx(0, &d, &tree, &sw, &mut tr);
+    let mut ctx = crate::block::testutil::ctx(0, &d, &tree, &sw, &mut tr);
     let mut ioc = seed();
     ioc.vtime_base_rate = 175_247; // prints as 127.50 %
     assert_eq!(trace::vrate_pct_str(ioc.vtime_base_rate), "127.50%");

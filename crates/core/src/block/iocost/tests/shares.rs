@@ -95,7 +95,7 @@ fn no_completion_period(fix: &str) -> (i32, u64, Vec<String>) {
     let mk = |sector: u64, bytes: u32| {
         Bio::new(0, 1, Op::Read, sector, bytes, Origin::Kernel { tag: 0 })
     };
-    let mut ctx = crate::testutil::ctx(SEC, &d, &tree, &sw, &mut tr);
+    let mut ctx = crate::block::testutil::ctx(SEC, &d, &tree, &sw, &mut tr);
     // one 256 KiB read fits the initial budget and stays in flight forever
     let mut b0 = mk(1 << 20, 256 << 10);
     assert_eq!(ioc.throttle(&mut ctx, 0, &mut b0), QosVerdict::Proceed);
@@ -110,7 +110,7 @@ fn no_completion_period(fix: &str) -> (i32, u64, Vec<String>) {
     // run timers until the first period timer has fired
     while ioc.cur_period == 0 {
         let t = ioc.next_timer().unwrap();
-        let mut ctx = crate::testutil::ctx(t, &d, &tree, &sw, &mut tr);
+        let mut ctx = crate::block::testutil::ctx(t, &d, &tree, &sw, &mut tr);
         ioc.timer(&mut ctx, &mut released);
     }
     assert_eq!(
@@ -216,7 +216,7 @@ fn latency_and_rq_wait_accounting() {
     };
     let mut rel = Vec::new();
     // 1 MiB read: 3.5 ms + 6.063946 ms allowance
-    let mut ctx = crate::testutil::ctx(10 * MS + 9_563_946, &d, &tree, &sw, &mut tr);
+    let mut ctx = crate::block::testutil::ctx(10 * MS + 9_563_946, &d, &tree, &sw, &mut tr);
     ioc.done(&mut ctx, &rq(Op::Read, 1 << 20, 10 * MS, 10 * MS), &mut rel);
     ctx.now += 1;
     ioc.done(&mut ctx, &rq(Op::Read, 1 << 20, 10 * MS, 11 * MS), &mut rel);

@@ -2,6 +2,10 @@
 //! follow from the model's parameters, so they are asserted exactly or within
 //! the quantisation of fio's statistics.
 
+mod fio_offsets;
+mod mq_deadline;
+mod pagecache;
+
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::JobSpec;
 
@@ -18,7 +22,7 @@ pub(crate) fn nullb_dev(completion_nsec: u64, depth: u32) -> DeviceConfig {
             nr_requests: depth,
             queue_depth: depth,
             capacity_bytes: 1 << 34,
-            ..crate::testutil::device("nullb0", 252, 0)
+            ..crate::block::testutil::device("nullb0", 252, 0)
         },
         model: ModelSpec::Nullb(NullbSpec {
             completion_nsec,

@@ -1,9 +1,12 @@
+//! fio's choice of offsets (the random map, bsrange, rw_sequencer)
+//! through the whole machine: what a job actually issues.
+
 use std::collections::HashSet;
 
 use blklab_fio::options::RwPattern;
 use blklab_fio::{BsSpec, JobSpec};
 
-use crate::machine::tests::{config, job, nullb_dev};
+use super::{config, job, nullb_dev};
 use crate::machine::Sim;
 use crate::sim::trace::Tracer;
 
