@@ -268,15 +268,8 @@ pub fn table() -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "{:<24} {:>8} {:>9} {:>8} {:>9} {:>9} {:>8}  {}",
-        "preset",
-        "IOPS",
-        "MB/s",
-        "burst",
-        "burst",
-        "credits",
-        "lat ms",
-        "published figures (docs/presets.md)"
+        "{:<24} {:>8} {:>9} {:>8} {:>9} {:>9} {:>8}  published figures (docs/presets.md)",
+        "preset", "IOPS", "MB/s", "burst", "burst", "credits", "lat ms"
     );
     let _ = writeln!(
         s,
