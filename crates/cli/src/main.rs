@@ -131,6 +131,34 @@ enum Cmd {
     },
     /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
     Conformance(ConformanceArgs),
+    /// Measure a real block device (or a file, through a loop device) with fio and fit a device model (root).
+    Calibrate(CalibrateArgs),
+    /// List the cloud volume presets (`[device.model] kind = "cloud"`, `preset = ...`) with their figures.
+    Presets,
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// A block device, or a regular file (your scratch file: it is written to).
+    target: PathBuf,
+    /// Short runs: done in about a minute and a half.
+    #[arg(long)]
+    quick: bool,
+    /// Run the same fio jobs on the device and on the fitted model, side by side (exit 3 on a miss).
+    #[arg(long)]
+    validate: bool,
+    /// Allow writing to a block device, and one with a filesystem signature.
+    #[arg(long)]
+    destructive: bool,
+    /// Show the fio command behind each figure.
+    #[arg(long)]
+    verbose: bool,
+    /// Run fio inside this cgroup directory (v1 or v2).
+    #[arg(long, value_name = "DIR")]
+    cgroup: Option<PathBuf>,
+    /// The [[device]] block's model: auto (ssd, or cloud when rate-capped), ssd, linear, cloud.
+    #[arg(long, default_value = "auto")]
+    model: String,
 }
 
 #[derive(clap::Args)]
@@ -383,6 +411,21 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 };
                 println!("{}", r.line());
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Calibrate(a) => Ok(ExitCode::from(blklab_calibrate::main(
+            &blklab_calibrate::Options {
+                target: a.target,
+                quick: a.quick,
+                validate: a.validate,
+                destructive: a.destructive,
+                verbose: a.verbose,
+                cgroup: a.cgroup,
+                model: blklab_calibrate::fit::ModelKind::parse(&a.model).map_err(|e| anyhow!(e))?,
+            },
+        ))),
+        Cmd::Presets => {
+            print!("{}", blklab_core::drivers::cloud::presets::table());
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Conformance(a) => Ok(ExitCode::from(conformance_cmd::main(

@@ -5,14 +5,24 @@
 //!
 //! Parameters (TOML keys of `[device.model]` with `kind = "cloud"`); every key
 //! overrides the preset's value when `preset` is given:
-//! * `preset`: `"azure-p20"` (see [`preset`]). Without a preset, `iops` and `bps`
-//!   are required.
+//! * `preset`: one of [`presets::PRESETS`] (`blklab presets` lists them with
+//!   their published figures). Without a preset, `iops` and `bps` are required.
+//! * `size_gib` (GiB): the volume size, for presets whose limits scale with
+//!   it (`aws-gp2`, `gcp-pd-*`).
 //! * `iops` (IO/s), `bps` (bytes/s): provisioned rates.
 //! * `burst_iops`, `burst_bps`: rates allowed while burst credits last (default:
 //!   the provisioned rates, i.e. no bursting).
 //! * `burst_duration_s` (s, default 1800): the credit bucket holds
 //!   `(burst - provisioned) × burst_duration_s` of each resource (Azure's
 //!   credit-based bursting: 30 minutes at the burst rate from a full bucket).
+//! * `burst_credit_ios`, `burst_credit_bytes`: the credit bucket's size in IOs
+//!   or bytes when the provider states it (AWS gp2: 5.4 million I/O credits),
+//!   instead of `(burst - provisioned) × burst_duration_s`.
+//! * `vm` (a VM size, e.g. `"Standard_D8as_v5"`, `"m5.large"`; see
+//!   [`presets::VMS`]) or `vm_iops`, `vm_bps` (and `vm_burst_iops`,
+//!   `vm_burst_bps`, 30 minutes of credits): the VM's own disk caps, a second
+//!   bucket pair in series after the disk's (commands pass the disk's buckets,
+//!   then the VM's, both in order).
 //! * `initial_credit_pct` (%, default 100): credits at time 0 (Azure starts new
 //!   disks with a full bucket).
 //! * `per_direction` (default false): false = one set of buckets shared by reads
@@ -49,8 +59,10 @@
 //!
 //! Simplifications: the real host's algorithm is not public; this is a model of
 //! its visible behaviour (published limits, in-order service, bursting, batched
-//! completions under throttling). No per-VM limits, no caching, no latency
-//! variance.
+//! completions under throttling). The VM bucket serves one disk here (a VM's
+//! other disks do not draw from it); no caching, no latency variance.
+
+pub mod presets;
 
 use serde::Deserialize;
 
@@ -65,11 +77,14 @@ const SCALE: i128 = NSEC_PER_SEC as i128;
 #[serde(deny_unknown_fields)]
 pub struct CloudSpec {
     pub preset: Option<String>,
+    pub size_gib: Option<u64>,
     pub iops: Option<u64>,
     pub bps: Option<u64>,
     pub burst_iops: Option<u64>,
     pub burst_bps: Option<u64>,
     pub burst_duration_s: Option<u64>,
+    pub burst_credit_ios: Option<u64>,
+    pub burst_credit_bytes: Option<u64>,
     pub initial_credit_pct: Option<u32>,
     pub per_direction: Option<bool>,
     pub io_unit_kb: Option<u32>,
@@ -79,6 +94,22 @@ pub struct CloudSpec {
     pub latency_ns: Option<u64>,
     pub xfer_bps: Option<u64>,
     pub queue_depth: Option<u32>,
+    pub vm: Option<String>,
+    pub vm_iops: Option<u64>,
+    pub vm_bps: Option<u64>,
+    pub vm_burst_iops: Option<u64>,
+    pub vm_burst_bps: Option<u64>,
+}
+
+/// The VM's caps (the second bucket pair).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VmParams {
+    /// The VM size when given by name.
+    pub name: Option<String>,
+    pub iops: u64,
+    pub bps: u64,
+    pub burst_iops: u64,
+    pub burst_bps: u64,
 }
 
 /// Every parameter, resolved from preset, explicit keys and defaults.
@@ -90,6 +121,8 @@ pub struct CloudParams {
     pub burst_iops: u64,
     pub burst_bps: u64,
     pub burst_duration_s: u64,
+    pub burst_credit_ios: Option<u64>,
+    pub burst_credit_bytes: Option<u64>,
     pub initial_credit_pct: u32,
     pub per_direction: bool,
     pub io_unit_kb: u32,
@@ -99,6 +132,7 @@ pub struct CloudParams {
     pub latency_ns: u64,
     pub xfer_bps: u64,
     pub queue_depth: u32,
+    pub vm: Option<VmParams>,
 }
 
 /// Preset values, as a `CloudSpec` whose keys the user's keys override.
@@ -120,50 +154,86 @@ pub struct CloudParams {
 /// fix) with no per-command transfer term: a lone 1 MiB IO must complete well
 /// inside one 8 ms iocost period, or blk-iocost's lagging check blocks every
 /// vrate increase and the seed's vrate ramp above 100 % cannot happen.
-pub fn preset(name: &str) -> Option<CloudSpec> {
-    match name {
-        "azure-p20" => Some(CloudSpec {
-            preset: None,
-            iops: Some(2343),
-            bps: Some(153_062_762),
-            burst_iops: Some(3566),
-            burst_bps: Some(173_471_131),
-            burst_duration_s: Some(1800),
-            initial_credit_pct: Some(100),
-            per_direction: Some(false),
-            io_unit_kb: Some(256),
-            refill_ms: Some(20),
-            bucket_ms: Some(20),
-            throttle_window_ms: Some(0),
-            latency_ns: Some(1_800_000),
-            xfer_bps: Some(0),
-            queue_depth: Some(256),
-        }),
-        _ => None,
+pub fn azure_p20() -> CloudSpec {
+    CloudSpec {
+        iops: Some(2343),
+        bps: Some(153_062_762),
+        burst_iops: Some(3566),
+        burst_bps: Some(173_471_131),
+        burst_duration_s: Some(1800),
+        initial_credit_pct: Some(100),
+        per_direction: Some(false),
+        io_unit_kb: Some(256),
+        refill_ms: Some(20),
+        bucket_ms: Some(20),
+        throttle_window_ms: Some(0),
+        latency_ns: Some(1_800_000),
+        xfer_bps: Some(0),
+        queue_depth: Some(256),
+        ..CloudSpec::default()
     }
 }
 
-pub const PRESETS: &[&str] = &["azure-p20"];
+/// A preset's spec at its default size (see [`presets::PRESETS`]).
+pub fn preset(name: &str) -> Option<CloudSpec> {
+    presets::find(name).map(|p| p.spec(None))
+}
 
 impl CloudParams {
     pub fn resolve(spec: &CloudSpec) -> Result<CloudParams, String> {
         let base = match &spec.preset {
-            Some(p) => preset(p).ok_or_else(|| {
-                format!(
-                    "cloud preset '{p}' is unknown (expected one of: {})",
-                    PRESETS.join(", ")
-                )
-            })?,
+            Some(p) => presets::find(p)
+                .ok_or_else(|| {
+                    format!(
+                        "cloud preset '{p}' is unknown (expected one of: {})",
+                        presets::names().join(", ")
+                    )
+                })?
+                .spec(spec.size_gib),
             None => CloudSpec::default(),
         };
-        let iops = spec
-            .iops
-            .or(base.iops)
-            .ok_or("cloud iops is required (or give a preset)")?;
+        if spec.size_gib == Some(0) {
+            return Err("cloud size_gib must be at least 1".into());
+        }
+        let needs = |k: &str| match &spec.preset {
+            Some(p) => format!("cloud preset '{p}' needs {k} (the provisioned value)"),
+            None => format!("cloud {k} is required (or give a preset)"),
+        };
+        let iops = spec.iops.or(base.iops).ok_or_else(|| needs("iops"))?;
+        // io2: throughput follows the provisioned IOPS, 0.256 MiB/s each, to 4000 MiB/s.
+        let derived_bps =
+            (spec.preset.as_deref() == Some("aws-io2")).then(|| (iops * 268_435).min(4000 << 20));
         let bps = spec
             .bps
             .or(base.bps)
-            .ok_or("cloud bps is required (or give a preset)")?;
+            .or(derived_bps)
+            .ok_or_else(|| needs("bps"))?;
+        let vm = match (&spec.vm, spec.vm_iops, spec.vm_bps) {
+            (Some(name), _, _) => {
+                let v = presets::find_vm(name).ok_or_else(|| {
+                    format!(
+                        "cloud vm '{name}' is unknown (expected one of: {}; or give vm_iops and vm_bps)",
+                        presets::VMS.iter().map(|v| v.name).collect::<Vec<_>>().join(", ")
+                    )
+                })?;
+                Some(VmParams {
+                    name: Some(name.clone()),
+                    iops: spec.vm_iops.unwrap_or(v.iops),
+                    bps: spec.vm_bps.unwrap_or(v.bps),
+                    burst_iops: spec.vm_burst_iops.unwrap_or(v.burst_iops),
+                    burst_bps: spec.vm_burst_bps.unwrap_or(v.burst_bps),
+                })
+            }
+            (None, Some(i), Some(b)) => Some(VmParams {
+                name: None,
+                iops: i,
+                bps: b,
+                burst_iops: spec.vm_burst_iops.unwrap_or(i),
+                burst_bps: spec.vm_burst_bps.unwrap_or(b),
+            }),
+            (None, None, None) => None,
+            _ => return Err("cloud vm_iops and vm_bps go together (or name a vm)".into()),
+        };
         let refill_ms = spec.refill_ms.or(base.refill_ms).unwrap_or(1);
         let throttle_window_ms = spec
             .throttle_window_ms
@@ -179,6 +249,8 @@ impl CloudParams {
                 .burst_duration_s
                 .or(base.burst_duration_s)
                 .unwrap_or(1800),
+            burst_credit_ios: spec.burst_credit_ios.or(base.burst_credit_ios),
+            burst_credit_bytes: spec.burst_credit_bytes.or(base.burst_credit_bytes),
             initial_credit_pct: spec
                 .initial_credit_pct
                 .or(base.initial_credit_pct)
@@ -194,6 +266,7 @@ impl CloudParams {
             latency_ns: spec.latency_ns.or(base.latency_ns).unwrap_or(1_000_000),
             xfer_bps: spec.xfer_bps.or(base.xfer_bps).unwrap_or(0),
             queue_depth: spec.queue_depth.or(base.queue_depth).unwrap_or(128),
+            vm,
         };
         p.validate()?;
         Ok(p)
@@ -217,6 +290,14 @@ impl CloudParams {
                 "cloud burst_bps={} must be at least bps={} (and at most 2^40)",
                 self.burst_bps, self.bps
             ));
+        }
+        if let Some(v) = &self.vm {
+            if v.iops == 0 || v.bps == 0 || v.burst_iops < v.iops || v.burst_bps < v.bps {
+                return Err(format!(
+                    "cloud vm caps {} IOPS / {} B/s (burst {} / {}): rates must be positive and bursts at least the caps",
+                    v.iops, v.bps, v.burst_iops, v.burst_bps
+                ));
+            }
         }
         if self.burst_duration_s > 86_400 * 365 {
             return Err(format!(
@@ -271,9 +352,18 @@ struct Bucket {
 }
 
 impl Bucket {
-    fn new(prov: u64, burst: u64, p: &CloudParams) -> Bucket {
+    /// `credit`: the credit bucket's size in IOs or bytes when stated, else
+    /// `(burst - prov) × burst_duration_s`; no credits without a burst rate.
+    fn new(prov: u64, burst: u64, credit: Option<u64>, p: &CloudParams) -> Bucket {
         let (prov, burst) = (prov as i128, burst as i128);
-        let credit_cap = (burst - prov) * p.burst_duration_s as i128 * SCALE;
+        let credit_cap = if burst > prov {
+            match credit {
+                Some(c) => c as i128 * SCALE,
+                None => (burst - prov) * p.burst_duration_s as i128 * SCALE,
+            }
+        } else {
+            0
+        };
         let credits = credit_cap * p.initial_credit_pct as i128 / 100;
         let mut b = Bucket {
             prov,
@@ -342,6 +432,8 @@ struct Lane {
 pub struct Cloud {
     p: CloudParams,
     lanes: Vec<Lane>,
+    /// The VM's buckets, after the disk's.
+    vm: Option<Lane>,
     refill_ns: Ns,
     window_ns: Ns,
     unit_bytes: u64,
@@ -352,13 +444,28 @@ impl Cloud {
         let p = CloudParams::resolve(spec)?;
         let refill_ns = p.refill_ms * NSEC_PER_MSEC;
         let lane = Lane {
-            ios: Bucket::new(p.iops, p.burst_iops, &p),
-            bytes: Bucket::new(p.bps, p.burst_bps, &p),
+            ios: Bucket::new(p.iops, p.burst_iops, p.burst_credit_ios, &p),
+            bytes: Bucket::new(p.bps, p.burst_bps, p.burst_credit_bytes, &p),
             next_refill: refill_ns,
             last_admit: 0,
         };
         let lanes = vec![lane; if p.per_direction { 2 } else { 1 }];
+        // The VM's credits: 30 minutes at its burst rate (Azure VM-level
+        // bursting; AWS instances burst 30 minutes a day).
+        let vm = p.vm.as_ref().map(|v| {
+            let vp = CloudParams {
+                burst_duration_s: 1800,
+                ..p.clone()
+            };
+            Lane {
+                ios: Bucket::new(v.iops, v.burst_iops, None, &vp),
+                bytes: Bucket::new(v.bps, v.burst_bps, None, &vp),
+                next_refill: refill_ns,
+                last_admit: 0,
+            }
+        });
         Ok(Cloud {
+            vm,
             window_ns: p.throttle_window_ms * NSEC_PER_MSEC,
             unit_bytes: p.io_unit_kb as u64 * 1024,
             refill_ns,
@@ -394,17 +501,16 @@ impl Cloud {
         }
     }
 
-    /// The instant the command is admitted (leaves the host's queue).
-    pub fn admit(&mut self, now: Ns, op: Op, bytes: u32) -> Ns {
-        let ios = self.io_units(bytes) as i128 * SCALE;
-        let nbytes = bytes as i128 * SCALE;
-        let (refill_ns, bucket_ms, window_ns) = (self.refill_ns, self.p.bucket_ms, self.window_ns);
-        let idx = if self.lanes.len() == 2 && op != Op::Read {
-            1
-        } else {
-            0
-        };
-        let lane = &mut self.lanes[idx];
+    /// The instant the command passes `lane` (in order, at or after `now`).
+    fn admit_lane(
+        lane: &mut Lane,
+        now: Ns,
+        ios: i128,
+        nbytes: i128,
+        refill_ns: Ns,
+        bucket_ms: u64,
+        window_ns: Ns,
+    ) -> Ns {
         let mut t = now;
         if now >= lane.last_admit {
             // Nobody was waiting since the last admission: idle accrual, capped.
@@ -429,6 +535,32 @@ impl Cloud {
         lane.last_admit = t;
         t
     }
+
+    /// The instant the command is admitted (leaves the host's queue): the
+    /// disk's buckets, then the VM's.
+    pub fn admit(&mut self, now: Ns, op: Op, bytes: u32) -> Ns {
+        let ios = self.io_units(bytes) as i128 * SCALE;
+        let nbytes = bytes as i128 * SCALE;
+        let (refill_ns, bucket_ms, window_ns) = (self.refill_ns, self.p.bucket_ms, self.window_ns);
+        let idx = if self.lanes.len() == 2 && op != Op::Read {
+            1
+        } else {
+            0
+        };
+        let t = Self::admit_lane(
+            &mut self.lanes[idx],
+            now,
+            ios,
+            nbytes,
+            refill_ns,
+            bucket_ms,
+            window_ns,
+        );
+        match self.vm.as_mut() {
+            Some(vm) => Self::admit_lane(vm, t, ios, nbytes, refill_ns, bucket_ms, window_ns),
+            None => t,
+        }
+    }
 }
 
 impl DeviceModel for Cloud {
@@ -452,7 +584,7 @@ impl DeviceModel for Cloud {
         format!(
             "cloud{} iops={} bps={} burst_iops={} burst_bps={} burst_duration_s={} initial_credit_pct={} \
              per_direction={} io_unit_kb={} refill_ms={} bucket_ms={} throttle_window_ms={} latency_ns={} \
-             xfer_bps={} queue_depth={}",
+             xfer_bps={} queue_depth={}{}",
             p.preset.as_ref().map(|s| format!(" preset={s}")).unwrap_or_default(),
             p.iops,
             p.bps,
@@ -467,295 +599,20 @@ impl DeviceModel for Cloud {
             p.throttle_window_ms,
             p.latency_ns,
             p.xfer_bps,
-            p.queue_depth
+            p.queue_depth,
+            p.vm.as_ref()
+                .map(|v| format!(
+                    " vm={} vm_iops={} vm_bps={} vm_burst_iops={} vm_burst_bps={}",
+                    v.name.as_deref().unwrap_or("-"),
+                    v.iops,
+                    v.bps,
+                    v.burst_iops,
+                    v.burst_bps
+                ))
+                .unwrap_or_default()
         )
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-
-    fn spec(iops: u64, bps: u64) -> CloudSpec {
-        CloudSpec {
-            iops: Some(iops),
-            bps: Some(bps),
-            latency_ns: Some(0),
-            ..CloudSpec::default()
-        }
-    }
-
-    /// A closed loop keeping `qd` commands of `bytes` outstanding (as fio with
-    /// iodepth=qd would) until `until`; returns the sorted completion instants.
-    fn closed_loop(d: &mut Cloud, qd: usize, bytes: u32, until: Ns) -> Vec<Ns> {
-        let mut heap = BinaryHeap::new();
-        for i in 0..qd {
-            let op = if i % 2 == 0 { Op::Read } else { Op::Write };
-            heap.push(Reverse(d.issue(0, op, 0, bytes)));
-        }
-        let mut done = Vec::new();
-        let mut n = 0u64;
-        while let Some(Reverse(c)) = heap.pop() {
-            if c > until {
-                break;
-            }
-            done.push(c);
-            n += 1;
-            let op = if n % 2 == 0 { Op::Read } else { Op::Write };
-            heap.push(Reverse(d.issue(c, op, 0, bytes)));
-        }
-        done
-    }
-
-    #[test]
-    fn saturated_admission_is_exactly_the_provisioned_rate() {
-        // 1000 IOPS, 1 ms refill, 10 ms bucket: 10 admitted at 0, then one per ms.
-        let mut s = spec(1000, 1 << 40);
-        s.bucket_ms = Some(10);
-        let mut d = Cloud::new(&s).unwrap();
-        for i in 0..10 {
-            assert_eq!(d.issue(0, Op::Read, 0, 4096), 0, "request {i}");
-        }
-        for j in 0..2000u64 {
-            assert_eq!(
-                d.issue(0, Op::Read, 0, 4096),
-                (j + 1) * NSEC_PER_MSEC,
-                "request {}",
-                10 + j
-            );
-        }
-    }
-
-    #[test]
-    fn bandwidth_limit_and_io_units() {
-        // 1 MiB counts as 4 IOs of 256 KiB: 400 IOPS allow 100 MiB IOs per second.
-        let mut s = spec(400, 1 << 40);
-        s.bucket_ms = Some(1);
-        let mut d = Cloud::new(&s).unwrap();
-        assert_eq!(d.io_units(1 << 20), 4);
-        assert_eq!(d.io_units((256 << 10) + 1), 2);
-        assert_eq!(d.io_units(0), 1);
-        let last = (0..1000)
-            .map(|_| d.issue(0, Op::Write, 0, 1 << 20))
-            .last()
-            .unwrap();
-        assert!(
-            (9_900 * NSEC_PER_MSEC..=10_010 * NSEC_PER_MSEC).contains(&last),
-            "{last}"
-        );
-        // Bandwidth: 100 MB/s, 1 MB commands: 1000 take ~10 s.
-        let mut d = Cloud::new(&spec(1 << 30, 100_000_000)).unwrap();
-        let last = (0..1000)
-            .map(|_| d.issue(0, Op::Read, 0, 1_000_000))
-            .last()
-            .unwrap();
-        assert!(
-            (9_900 * NSEC_PER_MSEC..=10_010 * NSEC_PER_MSEC).contains(&last),
-            "{last}"
-        );
-    }
-
-    #[test]
-    fn latency_and_transfer_time() {
-        let mut s = spec(1000, 1 << 30);
-        s.latency_ns = Some(1_500_000);
-        s.xfer_bps = Some(100_000_000);
-        let mut d = Cloud::new(&s).unwrap();
-        // 1 MB at 100 MB/s: 10 ms transfer.
-        assert_eq!(
-            d.issue(3, Op::Read, 0, 1_000_000),
-            3 + 1_500_000 + 10_000_000
-        );
-    }
-
-    #[test]
-    fn burst_then_provisioned() {
-        // 100 IOPS provisioned, 1000 burst, credits for 1 s of full burst: 900 IOs of
-        // credit drain at 900/s, so ~1 s at 1000/s, then 100/s.
-        let mut s = spec(100, 1 << 40);
-        s.burst_iops = Some(1000);
-        s.burst_duration_s = Some(1);
-        let mut d = Cloud::new(&s).unwrap();
-        let done = closed_loop(&mut d, 64, 4096, 4 * NSEC_PER_SEC);
-        let count = |a: u64, b: u64| {
-            done.iter()
-                .filter(|&&c| c >= a * NSEC_PER_MSEC && c < b * NSEC_PER_MSEC)
-                .count()
-        };
-        let first = count(0, 900);
-        assert!((890..=960).contains(&first), "first 0.9 s: {first}");
-        let late = count(2000, 4000);
-        assert!((195..=205).contains(&late), "2..4 s: {late}");
-    }
-
-    #[test]
-    fn credits_accrue_when_below_provisioned() {
-        let mut s = spec(100, 1 << 40);
-        s.burst_iops = Some(1000);
-        s.burst_duration_s = Some(1);
-        s.initial_credit_pct = Some(0);
-        let mut d = Cloud::new(&s).unwrap();
-        // No credits: 100/s.
-        let done = closed_loop(&mut d, 16, 4096, NSEC_PER_SEC);
-        assert!(done.len() <= 110, "{}", done.len());
-        // Idle for 10 s at 100 IOPS provisioned: credits refill to the cap (900).
-        let t0 = 11 * NSEC_PER_SEC;
-        let n = (0..2000)
-            .map(|_| d.issue(t0, Op::Read, 0, 4096))
-            .filter(|&c| c < t0 + 500 * NSEC_PER_MSEC)
-            .count();
-        assert!((450..=560).contains(&n), "{n}");
-    }
-
-    #[test]
-    fn azure_p20_saturated_is_bursty_and_at_burst_rate() {
-        let mut d = Cloud::new(&CloudSpec {
-            preset: Some("azure-p20".into()),
-            ..CloudSpec::default()
-        })
-        .unwrap();
-        let end = 11 * NSEC_PER_SEC;
-        let done = closed_loop(&mut d, 128, 1 << 20, end);
-        // Steady state from 1 s to 11 s.
-        let steady: Vec<Ns> = done
-            .iter()
-            .copied()
-            .filter(|&c| c >= NSEC_PER_SEC)
-            .collect();
-        let mbs = steady.len() as f64 * (1u64 << 20) as f64 / 10.0;
-        assert!(
-            (mbs - 173_471_131.0).abs() / 173_471_131.0 < 0.01,
-            "{mbs} B/s"
-        );
-        // Tokens come in 20 ms slices: a saturated volume completes one batch per
-        // slice and nothing in between (gaps of ~18 ms, one per slice).
-        let gaps = steady
-            .windows(2)
-            .filter(|w| w[1] - w[0] >= 15 * NSEC_PER_MSEC)
-            .count();
-        assert!((480..=510).contains(&gaps), "{gaps} gaps >= 15 ms in 10 s");
-        // More than half of the 8 ms iocost periods (7 ms rounded to 2 jiffies at
-        // HZ=250, on the jiffy grid) see no completion at all.
-        let period = 8 * NSEC_PER_MSEC;
-        let (mut empty, mut total, mut i) = (0, 0, 0);
-        let mut p = NSEC_PER_SEC + NSEC_PER_MSEC;
-        while p + period <= end {
-            while i < steady.len() && steady[i] < p {
-                i += 1;
-            }
-            if i == steady.len() || steady[i] >= p + period {
-                empty += 1;
-            }
-            total += 1;
-            p += period;
-        }
-        assert!(empty * 2 > total, "{empty} empty 8 ms periods of {total}");
-    }
-
-    #[test]
-    fn throttle_window_stalls_admission() {
-        // The preset with 1 ms slices and a 50 ms throttle window: when the head
-        // lacks tokens admission stops for 50 ms, then a batch goes.
-        let mut s = CloudSpec {
-            preset: Some("azure-p20".into()),
-            ..CloudSpec::default()
-        };
-        s.refill_ms = Some(1);
-        s.bucket_ms = Some(50);
-        s.throttle_window_ms = Some(50);
-        let mut d = Cloud::new(&s).unwrap();
-        let done = closed_loop(&mut d, 128, 1 << 20, 11 * NSEC_PER_SEC);
-        let steady: Vec<Ns> = done
-            .iter()
-            .copied()
-            .filter(|&c| c >= NSEC_PER_SEC)
-            .collect();
-        let gaps = steady
-            .windows(2)
-            .filter(|w| w[1] - w[0] >= 40 * NSEC_PER_MSEC)
-            .count();
-        assert!(gaps >= 180, "{gaps} gaps >= 40 ms in 10 s");
-    }
-
-    #[test]
-    fn fine_slices_without_window_give_smooth_completions() {
-        let mut s = CloudSpec {
-            preset: Some("azure-p20".into()),
-            ..CloudSpec::default()
-        };
-        s.refill_ms = Some(1);
-        s.bucket_ms = Some(50);
-        s.throttle_window_ms = Some(0);
-        let mut d = Cloud::new(&s).unwrap();
-        let done = closed_loop(&mut d, 128, 1 << 20, 3 * NSEC_PER_SEC);
-        let steady: Vec<Ns> = done
-            .iter()
-            .copied()
-            .filter(|&c| c >= NSEC_PER_SEC)
-            .collect();
-        let max_gap = steady.windows(2).map(|w| w[1] - w[0]).max().unwrap();
-        assert!(max_gap <= 8 * NSEC_PER_MSEC, "{max_gap}");
-    }
-
-    #[test]
-    fn per_direction_lanes_are_independent() {
-        let mut s = spec(10, 1 << 40);
-        s.per_direction = Some(true);
-        s.bucket_ms = Some(100);
-        let mut d = Cloud::new(&s).unwrap();
-        // One token each; the second read waits 100 ms, a write does not wait for it.
-        assert_eq!(d.issue(0, Op::Read, 0, 4096), 0);
-        assert_eq!(d.issue(0, Op::Read, 0, 4096), 100 * NSEC_PER_MSEC);
-        assert_eq!(d.issue(0, Op::Write, 0, 4096), 0);
-    }
-
-    #[test]
-    fn preset_values_and_overrides() {
-        let p = CloudParams::resolve(&CloudSpec {
-            preset: Some("azure-p20".into()),
-            throttle_window_ms: Some(100),
-            ..CloudSpec::default()
-        })
-        .unwrap();
-        assert_eq!(
-            (p.iops, p.burst_iops, p.burst_bps),
-            (2343, 3566, 173_471_131)
-        );
-        assert_eq!(p.throttle_window_ms, 100);
-        assert_eq!(p.queue_depth, 256);
-    }
-
-    #[test]
-    fn errors_name_the_parameter() {
-        let e = |s: CloudSpec| Cloud::new(&s).err().unwrap();
-        assert!(e(CloudSpec {
-            preset: Some("azure-p99".into()),
-            ..CloudSpec::default()
-        })
-        .contains("azure-p20"));
-        assert!(e(CloudSpec {
-            bps: Some(1),
-            ..CloudSpec::default()
-        })
-        .contains("iops"));
-        assert!(e(CloudSpec {
-            iops: Some(1),
-            ..CloudSpec::default()
-        })
-        .contains("bps"));
-        let mut s = spec(100, 100);
-        s.burst_iops = Some(50);
-        assert!(e(s).contains("burst_iops"));
-        let mut s = spec(100, 100);
-        s.refill_ms = Some(0);
-        assert!(e(s).contains("refill_ms"));
-        let mut s = spec(100, 100);
-        s.io_unit_kb = Some(0);
-        assert!(e(s).contains("io_unit_kb"));
-        let mut s = spec(100, 100);
-        s.initial_credit_pct = Some(101);
-        assert!(e(s).contains("initial_credit_pct"));
-    }
-}
+mod tests;

@@ -1,0 +1,394 @@
+//! Fitting device models to the measurements.
+//!
+//! * `linear`: the six io.cost.model numbers exactly as iocost_coef_gen.py
+//!   derives them (rbps/wbps = bytes/s of the big sequential block at QD1,
+//!   r/wseqiops = 4 KiB sequential IOPS at QD64, r/wrandiops = 4 KiB random
+//!   IOPS at QD64), plus `latency_ns` = what a QD1 4 KiB read takes beyond
+//!   1/rrandiops, so QD1 latency and saturated IOPS both match.
+//! * `ssd`: per-operation latency distributions from the QD1 clat figures
+//!   (a constant plus an exponential tail matching mean and p99, or a
+//!   lognormal through p50 and p99 when the tail is too heavy for that),
+//!   units = saturated IOPS × mean service time, `unit_bps` from the big
+//!   block's bandwidth (or from 64 KiB vs 4 KiB QD1 latency).
+//! * `cloud`, when the device is rate-capped (IOPS the same at QD1 and QD64
+//!   while QD1 spends most of its time waiting, the signature of a token
+//!   bucket: cloud volumes, blk-throttle): the cap, the base latency (QD1
+//!   p50) and the grant window (QD1 p99.9, the wait of the I/O that found
+//!   the bucket empty).
+//!
+//! The latency offsets are then corrected by simulation: the QD1 jobs run in
+//! the simulator on the fitted model and the constant part moves by the
+//! difference of the means (the simulator's own submit/reap costs are thus
+//! accounted for, whatever they are); the unit count likewise by the QD64
+//! IOPS ratio.
+
+use std::collections::BTreeMap;
+
+use blklab_core::drivers::cloud::CloudSpec;
+use blklab_core::drivers::linear::LinearSpec;
+use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
+use blklab_core::drivers::ModelSpec;
+use blklab_core::CpuCosts;
+
+use crate::facts::DeviceFacts;
+use crate::fio_run::{DirFigures, FioResult};
+use crate::plan::{self, Job};
+
+/// Measurements by job id.
+pub type Measured = BTreeMap<String, FioResult>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelKind {
+    Ssd,
+    Linear,
+    Cloud,
+}
+
+impl ModelKind {
+    pub fn parse(s: &str) -> Result<Option<ModelKind>, String> {
+        match s {
+            "auto" => Ok(None),
+            "ssd" => Ok(Some(ModelKind::Ssd)),
+            "linear" => Ok(Some(ModelKind::Linear)),
+            "cloud" => Ok(Some(ModelKind::Cloud)),
+            _ => Err(format!("--model {s}: expected auto, ssd, linear or cloud")),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Fit {
+    pub linear: LinearSpec,
+    pub ssd: SsdSpec,
+    /// Present when the device looks rate-capped (or `--model cloud`).
+    pub cloud: Option<CloudSpec>,
+    /// The model the `[[device]]` block uses.
+    pub chosen: ModelKind,
+    /// The simulator's CPU costs: `submit_ns` = fio's slat at QD1.
+    pub cpu: CpuCosts,
+    /// How each number was obtained, for the report.
+    pub notes: Vec<String>,
+}
+
+impl Fit {
+    pub fn model(&self, kind: ModelKind) -> ModelSpec {
+        match kind {
+            ModelKind::Ssd => ModelSpec::Ssd(self.ssd.clone()),
+            ModelKind::Linear => ModelSpec::Linear(self.linear.clone()),
+            ModelKind::Cloud => ModelSpec::Cloud(self.cloud.clone().unwrap_or_default()),
+        }
+    }
+
+    /// The `io.cost.model` line (the kernel's syntax, for the v2 root).
+    pub fn io_cost_model(&self, devno: &str) -> String {
+        let l = &self.linear;
+        format!(
+            "{devno} ctrl=user model=linear rbps={} rseqiops={} rrandiops={} wbps={} wseqiops={} wrandiops={}",
+            l.rbps, l.rseqiops, l.rrandiops, l.wbps, l.wseqiops, l.wrandiops
+        )
+    }
+}
+
+fn get<'a>(m: &'a Measured, id: &str) -> Option<&'a DirFigures> {
+    m.get(id).map(FioResult::main)
+}
+
+fn need<'a>(m: &'a Measured, id: &str) -> Result<&'a DirFigures, String> {
+    get(m, id).ok_or_else(|| format!("the fit needs fio job {id}, which was not measured"))
+}
+
+/// ln(100): the exponential's 99th percentile is `ln(100) × mean`.
+const LN100: f64 = 4.605_170_185_988_092;
+/// The standard normal's 99th percentile.
+const Z99: f64 = 2.326_347_874_040_841;
+
+/// A latency distribution (device time, ns figures) through mean and p99, or
+/// p50 and p99.
+pub fn latency_dist(mean_ns: f64, p50_ns: f64, p99_ns: f64) -> LatencyDist {
+    let (mean, p50, p99) = (mean_ns.max(1.0), p50_ns.max(1.0), p99_ns.max(1.0));
+    // constant c + exponential of mean m: mean = c + m, p99 = c + ln(100) m.
+    let m = (p99 - mean) / (LN100 - 1.0);
+    if m >= 0.0 && mean - m >= 0.0 {
+        return LatencyDist::FixedExp {
+            fixed_us: round3((mean - m) / 1000.0),
+            exp_mean_us: round3(m / 1000.0),
+        };
+    }
+    let sigma = ((p99 / p50).ln() / Z99).clamp(0.0, 3.0);
+    LatencyDist::Lognormal {
+        median_us: round3(p50 / 1000.0),
+        sigma: round3(sigma),
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Move a distribution by `delta_ns` (the constant part, or the median's scale).
+fn shift(d: &LatencyDist, delta_ns: f64) -> LatencyDist {
+    let du = delta_ns / 1000.0;
+    match *d {
+        LatencyDist::Fixed { us } => LatencyDist::Fixed {
+            us: round3((us + du).max(0.0)),
+        },
+        LatencyDist::FixedExp {
+            fixed_us,
+            exp_mean_us,
+        } => {
+            // Keep the tail; move the constant, and take from the tail only if
+            // the constant cannot absorb a negative shift.
+            let f = fixed_us + du;
+            if f >= 0.0 {
+                LatencyDist::FixedExp {
+                    fixed_us: round3(f),
+                    exp_mean_us,
+                }
+            } else {
+                LatencyDist::FixedExp {
+                    fixed_us: 0.0,
+                    exp_mean_us: round3((exp_mean_us + f).max(0.0)),
+                }
+            }
+        }
+        LatencyDist::Lognormal { median_us, sigma } => {
+            let mean = median_us * (sigma * sigma / 2.0).exp();
+            let k = ((mean + du) / mean).max(0.01);
+            LatencyDist::Lognormal {
+                median_us: round3(median_us * k),
+                sigma,
+            }
+        }
+    }
+}
+
+fn dist_mean_ns(d: &LatencyDist) -> f64 {
+    1000.0
+        * match *d {
+            LatencyDist::Fixed { us } => us,
+            LatencyDist::FixedExp {
+                fixed_us,
+                exp_mean_us,
+            } => fixed_us + exp_mean_us,
+            LatencyDist::Lognormal { median_us, sigma } => median_us * (sigma * sigma / 2.0).exp(),
+        }
+}
+
+/// Whether the figures show a token bucket rather than a service time: the
+/// same IOPS at QD1 and at QD64 (within 10 %), while a QD1 read's typical
+/// (p50) latency covers less than half of the time between I/Os.
+pub fn rate_capped(m: &Measured) -> bool {
+    let (Some(q1), Some(q64)) = (get(m, plan::LAT_READ_4K), get(m, &plan::rand_read_id(64))) else {
+        return false;
+    };
+    let busy = q1.iops * q1.pct_ns(50.0) / 1e9;
+    busy < 0.5 && (q64.iops / q1.iops - 1.0).abs() < 0.10
+}
+
+/// Fit every model. `simulate` runs a job on a model (the simulator), used for
+/// the offset corrections; `kind` forces the model the block uses.
+pub fn fit(
+    m: &Measured,
+    facts: &DeviceFacts,
+    kind: Option<ModelKind>,
+    simulate: &dyn Fn(&ModelSpec, &CpuCosts, &Job) -> Result<FioResult, String>,
+    jobs: &[Job],
+) -> Result<Fit, String> {
+    let mut notes = Vec::new();
+    let q1r = need(m, plan::LAT_READ_4K)?;
+    let q64r = need(m, &plan::rand_read_id(64))?;
+    let q1w = get(m, plan::LAT_WRITE_4K);
+    let cpu = CpuCosts {
+        submit_ns: q1r.slat_mean_ns.round().max(1.0) as u64,
+        ..CpuCosts::default()
+    };
+    notes.push(format!(
+        "submit_ns = {} (fio's mean slat, {})",
+        cpu.submit_ns,
+        plan::LAT_READ_4K
+    ));
+    let job = |id: &str| jobs.iter().find(|j| j.id == id).cloned();
+
+    // linear: iocost_coef_gen.py's six numbers.
+    let iops = |id: &str, fallback: u64| -> u64 {
+        get(m, id)
+            .map(|d| d.iops.round() as u64)
+            .unwrap_or(fallback)
+            .max(1)
+    };
+    let bw = |id: &str, fallback: u64| -> u64 {
+        get(m, id)
+            .map(|d| d.bw_bytes_per_s.round() as u64)
+            .unwrap_or(fallback)
+            .max(1)
+    };
+    let rbps = bw(plan::SEQ_READ_BIG, 1);
+    let rseqiops = iops(plan::SEQ_READ_4K, q64r.iops.round() as u64);
+    let rrandiops = iops(&plan::rand_read_id(64), 1);
+    let write_measured = get(m, plan::RAND_WRITE_QD64).is_some();
+    if !write_measured {
+        notes.push("writes not measured (a device without --destructive): the write figures are the read ones".into());
+    }
+    let mut linear = LinearSpec {
+        rbps,
+        rseqiops,
+        rrandiops,
+        wbps: bw(plan::SEQ_WRITE_BIG, rbps),
+        wseqiops: iops(plan::SEQ_WRITE_4K, rseqiops),
+        wrandiops: iops(plan::RAND_WRITE_QD64, rrandiops),
+        parallelism: 1,
+        latency_ns: 0,
+        queue_depth: facts.nr_requests,
+    };
+
+    // ssd: latency distributions (device time ~ clat; corrected below).
+    let dist_of = |d: &DirFigures| latency_dist(d.clat_mean_ns, d.pct_ns(50.0), d.pct_ns(99.0));
+    let mut read = dist_of(q1r);
+    let mut write = q1w.map(dist_of).unwrap_or_else(|| read.clone());
+    let service_ns = q1r.clat_mean_ns.max(1.0);
+    let sat_iops = m
+        .iter()
+        .filter(|(k, _)| k.starts_with("randread-4k-qd") || k.as_str() == plan::LAT_READ_4K)
+        .map(|(_, r)| r.main().iops)
+        .fold(0.0, f64::max);
+    let mut units = ((sat_iops * service_ns / 1e9).round() as u32).clamp(1, 1024);
+    // Per-unit bandwidth: the big block is split into max_sectors_kb requests
+    // that spread over the units: bw = units × req / (latency + req / unit_bps).
+    let req = facts.max_sectors_kb as f64 * 1024.0;
+    let mut unit_bps = 0u64;
+    if let Some(big) = get(m, plan::SEQ_READ_BIG) {
+        let per_req_ns = units as f64 * req / big.bw_bytes_per_s.max(1.0) * 1e9 - service_ns;
+        if per_req_ns > 0.0 {
+            unit_bps = (req / per_req_ns * 1e9).round() as u64;
+            notes.push(format!(
+                "unit_bps = {unit_bps} from {} ({:.0} B/s over {units} units, {} KiB requests)",
+                plan::SEQ_READ_BIG,
+                big.bw_bytes_per_s,
+                facts.max_sectors_kb
+            ));
+        }
+    }
+    if unit_bps == 0 {
+        if let Some(l64) = get(m, plan::LAT_READ_64K) {
+            let d = l64.clat_mean_ns - q1r.clat_mean_ns;
+            if d > 0.0 {
+                unit_bps = (61440.0 / d * 1e9).round() as u64;
+                notes.push(format!(
+                    "unit_bps = {unit_bps} from 64 KiB vs 4 KiB QD1 latency ({d:.0} ns for 60 KiB)"
+                ));
+            }
+        }
+    }
+    let mut ssd = SsdSpec {
+        units,
+        read: read.clone(),
+        write: write.clone(),
+        unit_bps,
+        placement: Placement::LeastBusy,
+        stripe_kb: 128,
+        queue_depth: facts.nr_requests,
+    };
+
+    // cloud: when rate-capped.
+    let capped = rate_capped(m);
+    let mut cloud = None;
+    if capped || kind == Some(ModelKind::Cloud) {
+        let sat_w = get(m, plan::RAND_WRITE_QD64).map(|d| d.iops).unwrap_or(0.0);
+        let cap = q64r.iops.max(sat_w);
+        let mix = m
+            .get(plan::MIX)
+            .map(|r| r.read.iops + r.write.iops)
+            .unwrap_or(0.0);
+        let per_direction = mix > 1.15 * cap;
+        let big_bw = [plan::SEQ_READ_BIG, plan::SEQ_WRITE_BIG]
+            .iter()
+            .filter_map(|id| get(m, id))
+            .map(|d| d.bw_bytes_per_s)
+            .fold(0.0, f64::max);
+        // If the big block's requests came at the IOPS cap, the cap explains
+        // the bandwidth and no byte limit is visible.
+        let bps = if big_bw / req >= 0.85 * cap || big_bw == 0.0 {
+            1u64 << 40
+        } else {
+            big_bw.round() as u64
+        };
+        let window_ms = ((q1r.pct_ns(99.9) / 1e6).round() as u64).clamp(1, 1000);
+        notes.push(format!(
+            "rate-capped: {cap:.0} IOPS at QD1 and QD64, QD1 p50 {:.0} µs; grant window {window_ms} ms (QD1 p99.9); {}",
+            q1r.pct_ns(50.0) / 1e3,
+            if per_direction { "reads and writes capped separately (the 70/30 mix exceeds the cap)" } else { "one cap for reads and writes" }
+        ));
+        cloud = Some(CloudSpec {
+            iops: Some(cap.round().max(1.0) as u64),
+            bps: Some(bps),
+            per_direction: Some(per_direction),
+            io_unit_kb: Some(facts.max_sectors_kb),
+            refill_ms: Some(window_ms),
+            bucket_ms: Some(window_ms),
+            throttle_window_ms: Some(0),
+            latency_ns: Some(q1r.pct_ns(50.0).round().max(0.0) as u64),
+            xfer_bps: Some(0),
+            queue_depth: Some(facts.nr_requests),
+            ..CloudSpec::default()
+        });
+    }
+    let chosen = kind.unwrap_or(if capped {
+        ModelKind::Cloud
+    } else {
+        ModelKind::Ssd
+    });
+
+    // Corrections by simulation.
+    if let Some(j1) = job(plan::LAT_READ_4K) {
+        let sim_mean = |model: &ModelSpec| -> Result<f64, String> {
+            Ok(simulate(model, &cpu, &j1)?.main().clat_mean_ns)
+        };
+        // ssd read: mean offset, then units from QD64 IOPS.
+        let d = q1r.clat_mean_ns - sim_mean(&ModelSpec::Ssd(ssd.clone()))?;
+        read = shift(&read, d);
+        ssd.read = read.clone();
+        if let Some(lw) = q1w {
+            if let Some(jw) = job(plan::LAT_WRITE_4K) {
+                let s = simulate(&ModelSpec::Ssd(ssd.clone()), &cpu, &jw)?;
+                write = shift(&write, lw.clat_mean_ns - s.main().clat_mean_ns);
+            }
+        } else {
+            write = read.clone();
+        }
+        ssd.write = write;
+        if let Some(j64) = job(&plan::rand_read_id(64)) {
+            let s = simulate(&ModelSpec::Ssd(ssd.clone()), &cpu, &j64)?;
+            let ratio = q64r.iops / s.main().iops.max(1.0);
+            units = ((units as f64 * ratio).round() as u32).clamp(1, 1024);
+            ssd.units = units;
+        }
+        notes.push(format!(
+            "ssd: units = {units} (QD64 {:.0} IOPS × mean service {:.1} µs, then corrected by simulation); read mean {:.1} µs",
+            q64r.iops,
+            service_ns / 1e3,
+            dist_mean_ns(&ssd.read) / 1e3
+        ));
+        // linear: latency beyond 1/rrandiops.
+        let lin0 = sim_mean(&ModelSpec::Linear(linear.clone()))?;
+        linear.latency_ns = (q1r.clat_mean_ns - lin0).round().max(0.0) as u64;
+        // cloud: base latency.
+        if let Some(c) = cloud.as_mut() {
+            // Under a cap the mean holds the waits; match the typical I/O instead.
+            let s = simulate(&ModelSpec::Cloud(c.clone()), &cpu, &j1)?;
+            let lat = c.latency_ns.unwrap_or(0) as f64 + q1r.pct_ns(50.0) - s.main().pct_ns(50.0);
+            c.latency_ns = Some(lat.round().max(0.0) as u64);
+        }
+    }
+    Ok(Fit {
+        linear,
+        ssd,
+        cloud,
+        chosen,
+        cpu,
+        notes,
+    })
+}
+
+#[cfg(test)]
+#[path = "fit_tests.rs"]
+mod tests;

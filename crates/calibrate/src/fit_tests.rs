@@ -1,0 +1,124 @@
+//! The fits recover known models: the plan's jobs run in the simulator on
+//! a known device stand in for a real one.
+
+use super::*;
+use crate::sim_run;
+
+fn facts() -> DeviceFacts {
+    DeviceFacts {
+        name: "sim0".into(),
+        devno: "7:9".into(),
+        size_bytes: 256 << 20,
+        max_sectors_kb: 128,
+        logical_block_size: 512,
+        nr_requests: 128,
+        rotational: false,
+    }
+}
+
+fn sim(model: &ModelSpec, cpu: &CpuCosts, job: &Job) -> Result<FioResult, String> {
+    sim_run::simulate(&facts().device(model.clone()), *cpu, &job.args)
+}
+
+fn measure(model: &ModelSpec, jobs: &[Job]) -> Measured {
+    let cpu = CpuCosts::default();
+    jobs.iter()
+        .map(|j| (j.id.clone(), sim(model, &cpu, j).unwrap()))
+        .collect()
+}
+
+#[test]
+fn latency_dist_matches_mean_and_p99() {
+    match latency_dist(55_000.0, 50_000.0, 100_000.0) {
+        LatencyDist::FixedExp {
+            fixed_us,
+            exp_mean_us,
+        } => {
+            assert!((fixed_us + exp_mean_us - 55.0).abs() < 0.01);
+            assert!((fixed_us + LN100 * exp_mean_us - 100.0).abs() < 0.01);
+        }
+        d => panic!("{d:?}"),
+    }
+    // p99 far above 4.6 × mean: lognormal through p50 and p99.
+    match latency_dist(100_000.0, 50_000.0, 2_000_000.0) {
+        LatencyDist::Lognormal { median_us, sigma } => {
+            assert_eq!(median_us, 50.0);
+            assert!((50.0 * (sigma * Z99).exp() - 2000.0).abs() < 5.0);
+        }
+        d => panic!("{d:?}"),
+    }
+}
+
+#[test]
+fn a_known_ssd_is_recovered() {
+    let truth = ModelSpec::Ssd(SsdSpec {
+        units: 4,
+        read: LatencyDist::FixedExp {
+            fixed_us: 80.0,
+            exp_mean_us: 20.0,
+        },
+        write: LatencyDist::FixedExp {
+            fixed_us: 30.0,
+            exp_mean_us: 10.0,
+        },
+        unit_bps: 500_000_000,
+        placement: Placement::LeastBusy,
+        stripe_kb: 128,
+        queue_depth: 128,
+    });
+    let jobs = plan::plan(true, 256 << 20, true);
+    let m = measure(&truth, &jobs);
+    assert!(!rate_capped(&m));
+    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    assert_eq!(f.chosen, ModelKind::Ssd);
+    assert!((3..=5).contains(&f.ssd.units), "units {}", f.ssd.units);
+    let rm = dist_mean_ns(&f.ssd.read);
+    assert!((rm - 100_000.0).abs() < 10_000.0, "read mean {rm}");
+    let wm = dist_mean_ns(&f.ssd.write);
+    assert!((wm - 40_000.0).abs() < 6_000.0, "write mean {wm}");
+    // The fitted model reproduces QD1 and QD64 reads within a few %.
+    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
+        let j = jobs.iter().find(|j| j.id == id).unwrap();
+        let a = m[&id].main().iops;
+        let b = sim(&f.model(ModelKind::Ssd), &f.cpu, j)
+            .unwrap()
+            .main()
+            .iops;
+        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
+    }
+    assert!(f
+        .io_cost_model("7:9")
+        .starts_with("7:9 ctrl=user model=linear rbps="));
+    assert!(f.linear.rrandiops > 30_000, "{:?}", f.linear);
+}
+
+#[test]
+fn a_rate_capped_device_fits_the_cloud_model() {
+    // Reads and writes capped at 500 IOPS each in 100 ms grants (as cgroup v1
+    // blk-throttle does), 60 µs of service.
+    let truth = ModelSpec::Cloud(CloudSpec {
+        iops: Some(500),
+        bps: Some(1 << 40),
+        per_direction: Some(true),
+        io_unit_kb: Some(128),
+        refill_ms: Some(100),
+        bucket_ms: Some(100),
+        throttle_window_ms: Some(0),
+        latency_ns: Some(60_000),
+        xfer_bps: Some(0),
+        queue_depth: Some(128),
+        ..CloudSpec::default()
+    });
+    let jobs = plan::plan(true, 256 << 20, true);
+    let m = measure(&truth, &jobs);
+    assert!(rate_capped(&m));
+    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    assert_eq!(f.chosen, ModelKind::Cloud);
+    let c = f.cloud.as_ref().unwrap();
+    assert!((c.iops.unwrap() as f64 - 500.0).abs() < 15.0, "{c:?}");
+    assert_eq!(c.per_direction, Some(true));
+    let w = c.refill_ms.unwrap();
+    assert!((90..=110).contains(&w), "window {w}");
+    let lat = c.latency_ns.unwrap();
+    assert!((45_000..=75_000).contains(&lat), "latency {lat}");
+}

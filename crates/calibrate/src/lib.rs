@@ -1,0 +1,304 @@
+//! blklab-calibrate: `blklab calibrate TARGET` — measure a real block device
+//! (or a file, through a loop device) with the installed fio, fit blklab's
+//! device models to it, print a scenario `[[device]]` block and the
+//! `io.cost.model` line, and with `--validate` run the same fio jobs on the
+//! device and on the model side by side.
+//!
+//! Exit statuses: 0 calibrated (and validated), 3 validation missed (some
+//! figure off by more than 15 %), 4 this host cannot run it (not root, no
+//! fio or losetup, target refused), 1 anything else (including SIGINT).
+
+pub mod cleanup;
+pub mod error;
+pub mod facts;
+pub mod fio_run;
+pub mod fit;
+pub mod host;
+pub mod plan;
+pub mod render;
+pub mod sim_run;
+pub mod target;
+pub mod validate;
+pub mod watch;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use cleanup::{interrupted, Resources};
+use error::{CalError, Result};
+use facts::DeviceFacts;
+use fio_run::{run_fio, FioEnv};
+use fit::{Measured, ModelKind};
+use plan::Job;
+use target::TargetKind;
+use validate::Row;
+use watch::Watch;
+
+/// The command's options.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub target: PathBuf,
+    /// Short runs (3 s per measurement, 4 s per validation job): ≤ 2 minutes.
+    pub quick: bool,
+    pub validate: bool,
+    /// Allow writing to a block device (and using one with a signature).
+    pub destructive: bool,
+    /// Show the fio command behind each figure.
+    pub verbose: bool,
+    /// Run every fio inside this cgroup directory (its cgroup.procs).
+    pub cgroup: Option<PathBuf>,
+    /// Force the model of the `[[device]]` block (default: ssd, or cloud
+    /// when the device is rate-capped).
+    pub model: Option<ModelKind>,
+}
+
+/// What a calibration produced.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub facts: DeviceFacts,
+    pub device_block: String,
+    pub io_cost_model: String,
+    pub chosen: ModelKind,
+    pub validation: Option<Vec<Row>>,
+    /// Everything printed on stdout.
+    pub report: String,
+    pub wall_s: f64,
+}
+
+impl Outcome {
+    pub fn validation_passed(&self) -> bool {
+        self.validation
+            .as_ref()
+            .is_none_or(|rows| rows.iter().all(Row::pass))
+    }
+}
+
+/// Run the command; print the report (stdout) and errors (stderr); return
+/// the exit status.
+pub fn main(o: &Options) -> u8 {
+    match calibrate(o) {
+        Ok(out) => {
+            print!("{}", out.report);
+            if out.validation_passed() {
+                0
+            } else {
+                eprintln!(
+                    "blklab calibrate: validation missed (some figure is off by more than 15 %)"
+                );
+                3
+            }
+        }
+        Err(e) => {
+            eprintln!("blklab calibrate: {e}");
+            e.exit_status()
+        }
+    }
+}
+
+fn progress(total_s: u64) -> ProgressBar {
+    // Hidden when stderr is not a terminal (indicatif checks).
+    let pb = ProgressBar::new(total_s);
+    pb.set_style(
+        ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} s  {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+struct Runner<'a> {
+    env: FioEnv<'a>,
+    pb: ProgressBar,
+    done_s: u64,
+}
+
+impl Runner<'_> {
+    fn run(&mut self, j: &Job) -> Result<fio_run::FioResult> {
+        if interrupted() {
+            return Err(CalError::Interrupted(format!(
+                "{}: before fio run {}",
+                self.env.target.display(),
+                j.id
+            )));
+        }
+        self.pb.set_message(j.id.clone());
+        let base = self.done_s;
+        let pb = self.pb.clone();
+        let cap = j.runtime_s as f64;
+        let r = run_fio(&self.env, &j.id, &j.args, j.runtime_s, &|t: f64| {
+            pb.set_position(base + t.min(cap) as u64)
+        })?;
+        self.done_s += j.runtime_s as u64 + 1;
+        self.pb.set_position(self.done_s);
+        Ok(r)
+    }
+}
+
+/// Calibrate: every check, the measurements, the fits, the validation.
+pub fn calibrate(o: &Options) -> Result<Outcome> {
+    let t0 = Instant::now();
+    cleanup::install_signal_handlers();
+    let tpath = &o.target;
+    if !host::is_root() {
+        return Err(CalError::HostCannotRun(format!(
+            "{}: calibrate needs root (it opens block devices with O_DIRECT, changes their queue settings and attaches loop devices)",
+            tpath.display()
+        )));
+    }
+    fio_run::fio_version().map_err(CalError::HostCannotRun)?;
+    if let Some(cg) = &o.cgroup {
+        if !cg.join("cgroup.procs").exists() {
+            return Err(CalError::HostCannotRun(format!(
+                "--cgroup {}: no cgroup.procs there (expected a cgroup directory)",
+                cg.display()
+            )));
+        }
+    }
+    let target = target::resolve(tpath, o.destructive).map_err(|(refused, m)| {
+        if refused {
+            CalError::HostCannotRun(m)
+        } else {
+            CalError::Failed(m)
+        }
+    })?;
+    let mut res = Resources::new();
+    let mut report = String::new();
+    let (dev, writes) = match target.kind {
+        TargetKind::File => {
+            if !host::have("losetup", "--version") {
+                return Err(CalError::HostCannotRun(format!(
+                    "{}: a file target is measured through a loop device, and losetup is not installed",
+                    tpath.display()
+                )));
+            }
+            let (dev, dio) = host::attach_loop(tpath, &mut res)?;
+            report.push_str(&format!(
+                "# {} measured through {} (a loop device over it, direct I/O {}; removed afterwards)\n",
+                tpath.display(),
+                dev.display(),
+                if dio { "on" } else { "OFF: the backing filesystem refused it" }
+            ));
+            (dev, true)
+        }
+        TargetKind::Block => (tpath.clone(), o.destructive),
+    };
+    let (name, devno) = target::block_identity(&dev).map_err(CalError::Failed)?;
+    host::quiet_queue(&name, &mut res)
+        .map_err(|e| CalError::Failed(format!("{}: {e}", tpath.display())))?;
+    let facts = DeviceFacts::read(&name, &devno).map_err(CalError::Failed)?;
+    let file = target
+        .file_id
+        .map(|id| (tpath.as_path(), id, target.size_bytes));
+    let watch = Watch::new(file, &devno).map_err(CalError::Failed)?;
+
+    let jobs = plan::plan(o.quick, facts.size_bytes, writes);
+    let vjobs = if o.validate {
+        validate::jobs(o.quick, writes)
+    } else {
+        Vec::new()
+    };
+    let budget = plan::budget_s(&jobs) + plan::budget_s(&vjobs);
+    eprintln!(
+        "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {} fio jobs of {} s{}; time budget about {} s",
+        tpath.display(),
+        facts.size_bytes >> 20,
+        if writes { "" } else { ", read-only (no --destructive)" },
+        jobs.len(),
+        plan::runtime_s(o.quick),
+        if vjobs.is_empty() {
+            String::new()
+        } else {
+            format!(" + {} validation jobs of {} s", vjobs.len(), vjobs[0].runtime_s)
+        },
+        budget
+    );
+    let mut runner = Runner {
+        env: FioEnv {
+            device: &dev,
+            cgroup: o.cgroup.as_deref(),
+            watch: &watch,
+            target: tpath,
+        },
+        pb: progress(budget as u64),
+        done_s: 0,
+    };
+    let mut measured: Measured = BTreeMap::new();
+    for j in &jobs {
+        let r = runner.run(j);
+        let r = r.inspect_err(|_| runner.pb.abandon())?;
+        measured.insert(j.id.clone(), r);
+    }
+    report.push_str(&render::measurements(&jobs, &measured, o.verbose));
+
+    let sim = |m: &blklab_core::drivers::ModelSpec, cpu: &blklab_core::CpuCosts, j: &Job| {
+        sim_run::simulate(&facts.device(m.clone()), *cpu, &j.args)
+    };
+    let f = fit::fit(&measured, &facts, o.model, &sim, &jobs)
+        .map_err(|e| CalError::Failed(format!("{}: fitting the models: {e}", tpath.display())))?;
+    for n in &f.notes {
+        report.push_str(&format!("# {n}\n"));
+    }
+    let block = render::device_block(&facts, &f, f.chosen);
+    let line = f.io_cost_model(&devno);
+    report.push_str(&format!(
+        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat at QD1 here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
+        tpath.display(),
+        if o.quick { " --quick" } else { "" },
+        match f.chosen {
+            ModelKind::Ssd => "ssd",
+            ModelKind::Linear => "linear",
+            ModelKind::Cloud => "cloud",
+        },
+        f.cpu.submit_ns
+    ));
+
+    let validation = if o.validate {
+        // What is validated is the block as printed, read back.
+        let dev_cfg = sim_run::device_from_toml(&block).map_err(|e| {
+            CalError::Failed(format!(
+                "{}: the printed block does not load: {e}",
+                tpath.display()
+            ))
+        })?;
+        let mut rows = Vec::new();
+        for j in &vjobs {
+            let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
+            let simr = sim_run::simulate(&dev_cfg, f.cpu, &j.args).map_err(|e| {
+                CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
+            })?;
+            if o.verbose {
+                report.push_str(&format!("# {}: {}\n", j.id, real.command));
+            }
+            rows.extend(validate::compare(&j.id, &real, &simr));
+        }
+        report.push_str("\n# validation: the same fio jobs on the device and on the model\n");
+        report.push_str(&validate::table(&rows));
+        Some(rows)
+    } else {
+        None
+    };
+    runner.pb.finish_and_clear();
+    drop(runner);
+    res.release();
+    if !res.problems.is_empty() {
+        return Err(CalError::Failed(format!(
+            "{}: cleanup failed: {}",
+            tpath.display(),
+            res.problems.join("; ")
+        )));
+    }
+    let wall_s = t0.elapsed().as_secs_f64();
+    report.push_str(&format!("# wall time {wall_s:.1} s\n"));
+    Ok(Outcome {
+        facts,
+        device_block: block,
+        io_cost_model: line,
+        chosen: f.chosen,
+        validation,
+        report,
+        wall_s,
+    })
+}
