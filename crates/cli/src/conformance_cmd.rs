@@ -1,9 +1,15 @@
 //! The `blklab conformance` command: argument handling, progress and exit
-//! statuses (see `blklab_conformance::exit`).
+//! statuses (see `blklab_conformance::exit`). `--kernel` picks where the
+//! real side runs: this host, a stock Debian kernel booted under QEMU, or
+//! all of them one after another.
 
 use std::io::Write as _;
 
-use blklab_conformance::{cases, cleanup, env, exit, loop_device, render, sim, Options};
+use blklab_conformance::cases::Case;
+use blklab_conformance::vm::{self, VmFailure};
+use blklab_conformance::{
+    cases, cleanup, env, exit, loop_device, render, sim, CaseResult, Options,
+};
 
 pub struct Args {
     pub cases: Vec<String>,
@@ -13,10 +19,87 @@ pub struct Args {
     pub markdown: bool,
     pub sim_only: bool,
     pub show: bool,
+    /// `host`, a kernel of `--list-kernels`, or `all`.
+    pub kernel: String,
+    pub list_kernels: bool,
+}
+
+/// The kernels `name` stands for, or an error listing the names.
+fn kernels_of(name: &str) -> Result<Vec<String>, String> {
+    let vms = vm::kernel_names();
+    match name {
+        "host" => Ok(vec!["host".into()]),
+        "all" => Ok(std::iter::once("host")
+            .chain(vms.iter().copied())
+            .map(String::from)
+            .collect()),
+        k if vms.contains(&k) => Ok(vec![k.to_string()]),
+        k => Err(format!(
+            "unknown kernel '{k}' (known: host, {}, all; `--list-kernels` shows them)",
+            vms.join(", ")
+        )),
+    }
+}
+
+/// `--list-kernels`: every kernel, its pinned package and whether it is cached.
+fn list_kernels() -> u8 {
+    println!("host    this machine's kernel (cgroup v1 or v2, as it is set up)");
+    let cache = match blklab_vm::kernels::default_cache_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("blklab conformance: {e}");
+            return exit::ERROR;
+        }
+    };
+    for l in blklab_vm::list(&cache) {
+        println!(
+            "{:<12} {} {} ({}, {}) {}",
+            l.pin.name,
+            l.pin.package,
+            l.pin.version,
+            l.pin.suite,
+            l.pin.release,
+            if l.cached {
+                format!("cached in {}", l.dir.display())
+            } else {
+                "not cached (fetched on first use)".to_string()
+            }
+        );
+    }
+    println!("all     host, then every kernel above");
+    exit::OK
+}
+
+/// The worse of two exit statuses: interrupted, mismatch, harness error,
+/// host unsuitable, not runnable, ok.
+fn worse(a: u8, b: u8) -> u8 {
+    let rank = |s: u8| match s {
+        s if s >= exit::INTERRUPTED_BASE => 6,
+        exit::MISMATCH => 5,
+        exit::ERROR => 4,
+        exit::HOST_UNSUITABLE => 3,
+        exit::NOT_RUNNABLE => 2,
+        _ => 1,
+    };
+    if rank(b) > rank(a) {
+        b
+    } else {
+        a
+    }
 }
 
 /// Run the command; the process exit status.
 pub fn main(a: &Args) -> u8 {
+    if a.list_kernels {
+        return list_kernels();
+    }
+    let kernels = match kernels_of(&a.kernel) {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("blklab conformance: {e}");
+            return exit::ERROR;
+        }
+    };
     let selected = match cases::select(&a.cases) {
         Ok(c) => c,
         Err(e) => {
@@ -28,24 +111,30 @@ pub fn main(a: &Args) -> u8 {
         eprintln!("blklab conformance: --repeat must be at least 1");
         return exit::ERROR;
     }
-    let env = env::probe();
     if a.show {
-        for c in &selected {
-            println!("# case {}", c.name);
-            print!(
-                "{}",
-                sim::scenario_text(
-                    c,
-                    "loop99",
-                    "7:99",
-                    &loop_device::RawSpeed::default(),
-                    c.runtime(a.quick)
-                )
-            );
-            println!();
+        for k in &kernels {
+            let switches = if k == "host" {
+                sim::host_switches()
+            } else {
+                sim::profile_switches(k).unwrap_or_default()
+            };
+            for c in &selected {
+                println!("# case {} (kernel {k})", c.name);
+                print!(
+                    "{}",
+                    sim::scenario_text(
+                        c,
+                        &sim::SimDevice::placeholder(&switches),
+                        &loop_device::RawSpeed::default(),
+                        c.runtime(a.quick)
+                    )
+                );
+                println!();
+            }
         }
         return exit::OK;
     }
+    let env = env::probe();
     if a.list {
         println!("{}", render::host_summary(&env));
         for m in env.missing_basics() {
@@ -57,6 +146,61 @@ pub fn main(a: &Args) -> u8 {
         print!("{}", render::list(&selected, &env));
         return exit::OK;
     }
+    cleanup::install_signal_handlers();
+    let opts = Options {
+        cases: a.cases.clone(),
+        repeat: a.repeat,
+        quick: a.quick,
+        sim_only: a.sim_only,
+    };
+    let mut status = exit::OK;
+    for k in &kernels {
+        let s = if k == "host" {
+            run_host(a, &env, &selected, &opts)
+        } else {
+            run_vm(a, k, &selected, &opts)
+        };
+        status = worse(status, s);
+        if status >= exit::INTERRUPTED_BASE {
+            break;
+        }
+    }
+    status
+}
+
+/// Print progress on stdout (stderr with --markdown, whose table is stdout).
+fn progress(a: &Args, text: &str) {
+    if a.markdown {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// The per-kernel tail: the Markdown table, the counts, the exit status.
+fn finish(a: &Args, header: &str, results: &[CaseResult]) -> u8 {
+    let raw = results.first().map(|r| r.raw).unwrap_or_default();
+    if a.markdown {
+        print!("{}", render::markdown(results, header, &raw, a.repeat));
+    }
+    let mut counts = std::collections::BTreeMap::new();
+    for r in results {
+        *counts.entry(r.status.word()).or_insert(0) += 1;
+    }
+    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    progress(a, &format!("summary: {}\n", summary.join(", ")));
+    blklab_conformance::exit_status(results)
+}
+
+fn interrupted(sig: i32) -> u8 {
+    eprintln!(
+        "blklab conformance: interrupted by signal {sig}; the loop devices, files, cgroups and guests it created are removed"
+    );
+    exit::INTERRUPTED_BASE.saturating_add(sig.clamp(0, 127) as u8)
+}
+
+fn run_host(a: &Args, env: &env::HostEnv, selected: &[Case], opts: &Options) -> u8 {
     let missing = env.missing_basics();
     if !missing.is_empty() && !a.sim_only {
         eprintln!("blklab conformance: this host cannot run the real side of any case:");
@@ -66,49 +210,51 @@ pub fn main(a: &Args) -> u8 {
         eprintln!("  (--sim-only runs the simulator side alone)");
         return exit::HOST_UNSUITABLE;
     }
-    cleanup::install_signal_handlers();
-    let opts = Options {
-        cases: a.cases.clone(),
-        repeat: a.repeat,
-        quick: a.quick,
-        sim_only: a.sim_only,
-    };
-    let progress = |text: &str| {
-        if a.markdown {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        }
-    };
-    progress(&format!("{}\n", render::host_summary(&env)));
+    let header = render::host_summary(env);
+    progress(a, &format!("{header}\n"));
     let mut raw = None;
     let mut first = true;
-    let results = blklab_conformance::run_all(&selected, &env, &opts, &mut raw, |r| {
+    let switches = sim::host_switches();
+    let results = blklab_conformance::run_all(selected, env, opts, &mut raw, &switches, |r| {
         if first {
-            progress(&format!("{}\n\n", render::raw_summary(&r.raw)));
+            progress(a, &format!("{}\n\n", render::raw_summary(&r.raw)));
             first = false;
         }
-        progress(&format!("{}\n", render::case_text(r)));
+        progress(a, &format!("{}\n", render::case_text(r)));
     });
-    let results = match results {
-        Ok(r) => r,
-        Err(sig) => {
-            eprintln!(
-                "blklab conformance: interrupted by signal {sig}; the loop devices, files and cgroups it created are removed"
-            );
-            return exit::INTERRUPTED_BASE.saturating_add(sig.clamp(0, 127) as u8);
+    match results {
+        Ok(r) => finish(a, &header, &r),
+        Err(sig) => interrupted(sig),
+    }
+}
+
+fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
+    let header = format!("kernel {kernel} under QEMU (TCG, icount), cgroup v2");
+    progress(
+        a,
+        &format!(
+            "{header}: fetching if needed, booting, running {} case(s) in one boot\n",
+            selected.len()
+        ),
+    );
+    let mut first = true;
+    let results = vm::run_kernel(kernel, selected, opts, |r| {
+        if first {
+            progress(a, &format!("{}\n\n", render::raw_summary(&r.raw)));
+            first = false;
         }
-    };
-    let raw = raw.unwrap_or_default();
-    if a.markdown {
-        print!("{}", render::markdown(&results, &env, &raw, a.repeat));
+        progress(a, &format!("{}\n", render::case_text(r)));
+    });
+    match results {
+        Ok(r) => finish(a, &header, &r),
+        Err(VmFailure::Interrupted) => interrupted(cleanup::signal().max(2)),
+        Err(VmFailure::Unsuitable(why)) => {
+            eprintln!("blklab conformance: cannot run kernel {kernel} here:\n{why}");
+            exit::HOST_UNSUITABLE
+        }
+        Err(VmFailure::Failed(why)) => {
+            eprintln!("blklab conformance: kernel {kernel}: {why}");
+            exit::ERROR
+        }
     }
-    let mut counts = std::collections::BTreeMap::new();
-    for r in &results {
-        *counts.entry(r.status.word()).or_insert(0) += 1;
-    }
-    let summary: Vec<String> = counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    progress(&format!("summary: {}\n", summary.join(", ")));
-    blklab_conformance::exit_status(&results)
 }

@@ -40,6 +40,9 @@ enum Cmd {
         /// Override the scenario's seed.
         #[arg(long)]
         seed: Option<u64>,
+        /// Run as kernel NAME does: every switch from its profile (`blklab switches --kernel NAME`), before --set.
+        #[arg(long = "kernel-profile", value_name = "NAME")]
+        kernel_profile: Option<String>,
         /// Set a kernel-behaviour switch (KEY=VALUE), repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -106,6 +109,9 @@ enum Cmd {
         variant: Vec<String>,
         #[arg(long)]
         seed: Option<u64>,
+        /// Every switch from kernel NAME's profile, before --set and the variants.
+        #[arg(long = "kernel-profile", value_name = "NAME")]
+        kernel_profile: Option<String>,
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Also print each variant's full summary table.
@@ -114,8 +120,12 @@ enum Cmd {
     },
     /// Validate scenarios and report every problem with file, line and expectation.
     Check { scenarios: Vec<PathBuf> },
-    /// List the kernel-behaviour switches.
-    Switches,
+    /// List the kernel-behaviour switches (with --kernel, that kernel's profile).
+    Switches {
+        /// A kernel profile: 6.1, 6.12, 6.18, mainline (debian-6.1 etc. also work).
+        #[arg(long, value_name = "NAME")]
+        kernel: Option<String>,
+    },
     /// Measure the simulator's speed (simulated I/Os per wall second) and memory.
     Bench {
         /// a = 4k randread QD32 on none+nullb; b = the same with 100 cgroups; c = a long run (>= 50 M I/Os)
@@ -183,6 +193,13 @@ struct ConformanceArgs {
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
+    /// Where the real side runs: `host`, a stock kernel booted under QEMU
+    /// (`debian-6.1`, `debian-6.12`), or `all`.
+    #[arg(long, default_value = "host")]
+    kernel: String,
+    /// List the kernels, their pinned packages and whether they are cached.
+    #[arg(long)]
+    list_kernels: bool,
 }
 
 fn main() -> ExitCode {
@@ -211,6 +228,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             output_format,
             output,
             seed,
+            kernel_profile,
             set,
             trace,
             io_stat,
@@ -220,7 +238,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             show_files,
         } => {
             let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, &set)?;
+            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(
                     blklab_lab::trace_file::FileSink::create(p)
@@ -305,11 +323,12 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             scenario,
             variant,
             seed,
+            kernel_profile,
             set,
             tables,
         } => {
             let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, &set)?;
+            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
@@ -384,7 +403,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             output,
             interval,
         } => Ok(hostcmd::record(device, duration, &output, interval)),
-        Cmd::Switches => {
+        Cmd::Switches { kernel: Some(k) } => {
+            let p = blklab_core::sim::switches::profile(&k).map_err(|e| anyhow!(e))?;
+            println!("kernel profile {}: {}", p.name, p.describes);
+            for (name, value) in p.values {
+                println!("  {name} = {value}");
+            }
+            if !p.notes.is_empty() {
+                println!("notes: {}", p.notes);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Switches { kernel: None } => {
             for s in SWITCHES {
                 println!(
                     "{}  [{}]  default: {}\n    {}\n",
@@ -437,6 +467,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 markdown: a.markdown,
                 sim_only: a.sim_only,
                 show: a.show,
+                kernel: a.kernel,
+                list_kernels: a.list_kernels,
             },
         ))),
     }

@@ -377,7 +377,7 @@ fn disturb(
     after: Duration,
     act: impl FnOnce(u32),
 ) -> (Option<i32>, String, f64) {
-    let mut c = blklab()
+    let c = blklab()
         .arg("calibrate")
         .args(args)
         .stdout(Stdio::piped())

@@ -28,6 +28,16 @@ pub fn install_signal_handlers() {
     });
 }
 
+/// A flag SIGINT/SIGTERM set from now on (for waits that take a flag, such
+/// as a QEMU guest's boot).
+pub fn cancel_flag() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(interrupted()));
+    for sig in [SIGINT, SIGTERM] {
+        let _ = signal_hook::flag::register(sig, flag.clone());
+    }
+    flag
+}
+
 /// Whether SIGINT/SIGTERM arrived.
 pub fn interrupted() -> bool {
     SIGNAL.load(Ordering::SeqCst) != 0

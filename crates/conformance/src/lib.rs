@@ -18,14 +18,16 @@ pub mod metrics;
 pub mod render;
 pub mod result;
 pub mod sim;
+pub mod vm;
 
 use cases::Case;
 use cleanup::Resources;
 use env::HostEnv;
-use host::HostError;
+use host::{HostError, RealRuns};
 use loop_device::RawSpeed;
 use metrics::{Metrics, METRICS};
 pub use result::{CaseResult, JobResult, Options, Status};
+use sim::SimDevice;
 
 /// Exit statuses of `blklab conformance`.
 pub mod exit {
@@ -69,15 +71,16 @@ pub fn judge(case: &Case, jobs: &[JobResult]) -> Vec<String> {
     bad
 }
 
-/// Run one case (real side unless `sim_only`, then the simulator).
+/// Run one case on this host (real side unless `sim_only`, then the
+/// simulator with `switches`, the host kernel's profile).
 pub fn run_case(
     case: &Case,
     idx: usize,
     env: &HostEnv,
     opts: &Options,
     raw: &mut Option<RawSpeed>,
+    switches: &[(String, String)],
 ) -> Result<CaseResult, HostError> {
-    let runtime = case.runtime(opts.quick);
     let mut res = Resources::new();
     let real = if opts.sim_only {
         Err(HostError::NotRunnable(String::new()))
@@ -86,27 +89,54 @@ pub fn run_case(
     };
     // Remove the real objects before simulating (and before returning on a signal).
     res.release();
-    let mut notes = Vec::new();
-    notes.append(
-        &mut res
-            .problems
-            .iter()
-            .map(|p| format!("cleanup: {p}"))
-            .collect(),
-    );
+    let notes = res
+        .problems
+        .iter()
+        .map(|p| format!("cleanup: {p}"))
+        .collect();
+    if let Err(HostError::Interrupted) = real {
+        return Err(HostError::Interrupted);
+    }
+    let dev = match &real {
+        Ok(r) => SimDevice {
+            name: r.device.name.clone(),
+            devno: r.device.devno.clone(),
+            rotational: false,
+            switches: switches.to_vec(),
+        },
+        Err(_) => SimDevice::placeholder(switches),
+    };
+    Ok(conclude(
+        case,
+        real,
+        &dev,
+        raw.unwrap_or_default(),
+        opts,
+        notes,
+    ))
+}
+
+/// The simulator's side of a case and the verdict, given what the real
+/// kernel produced (`real`) and the device and kernel the simulator stands
+/// in for. `notes` come first among the result's notes, after the real
+/// side's own.
+pub fn conclude(
+    case: &Case,
+    real: Result<RealRuns, HostError>,
+    dev: &SimDevice,
+    raw: RawSpeed,
+    opts: &Options,
+    mut notes: Vec<String>,
+) -> CaseResult {
+    let runtime = case.runtime(opts.quick);
     let (status0, real_runs) = match real {
         Ok(r) => (None, Some(r)),
-        Err(HostError::Interrupted) => return Err(HostError::Interrupted),
         Err(HostError::NotRunnable(_)) if opts.sim_only => (Some(Status::SimOnly), None),
         Err(HostError::NotRunnable(why)) => (Some(Status::NotRunnable(why)), None),
         Err(HostError::Failed(e)) => (Some(Status::Error(e)), None),
+        Err(HostError::Interrupted) => (Some(Status::Error("interrupted".into())), None),
     };
-    let (dev_name, devno) = match &real_runs {
-        Some(r) => (r.device.name.clone(), r.device.devno.clone()),
-        None => ("loop99".to_string(), "7:99".to_string()),
-    };
-    let rs = raw.unwrap_or_default();
-    let sim = sim::run(case, &dev_name, &devno, &rs, runtime);
+    let sim = sim::run(case, dev, &raw, runtime);
     let mut jobs = Vec::new();
     for (i, j) in case.jobs.iter().enumerate() {
         let runs = real_runs
@@ -136,7 +166,7 @@ pub fn run_case(
     if let Some(r) = &real_runs {
         notes.splice(0..0, r.notes.iter().cloned());
     }
-    Ok(CaseResult {
+    CaseResult {
         case: case.clone(),
         status,
         device: real_runs.as_ref().map(|r| {
@@ -155,8 +185,8 @@ pub fn run_case(
         jobs,
         notes,
         runtime_s: runtime,
-        raw: rs,
-    })
+        raw,
+    }
 }
 
 /// The exit status for a set of results.
@@ -182,11 +212,12 @@ pub fn run_all(
     env: &HostEnv,
     opts: &Options,
     raw: &mut Option<RawSpeed>,
+    switches: &[(String, String)],
     mut each: impl FnMut(&CaseResult),
 ) -> Result<Vec<CaseResult>, i32> {
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
-        match run_case(c, i, env, opts, raw) {
+        match run_case(c, i, env, opts, raw, switches) {
             Ok(r) => {
                 each(&r);
                 out.push(r);

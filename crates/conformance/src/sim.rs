@@ -14,12 +14,54 @@ use crate::metrics::{from_fio_json, Metrics};
 /// fio's reap cost in the simulator (the scenario's `reap_ns`).
 const REAP_NS: u64 = 1_000;
 
+/// The device the simulator models and the kernel it stands for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimDevice {
+    pub name: String,
+    /// MAJ:MIN (the real device's number when there is one).
+    pub devno: String,
+    /// /sys/block/DEV/queue/rotational of the real device (blk-throttle's
+    /// slice depends on it in some kernels).
+    pub rotational: bool,
+    /// The kernel-behaviour switches of the kernel the case ran on (its
+    /// profile); empty for the simulator's defaults.
+    pub switches: Vec<(String, String)>,
+}
+
+impl SimDevice {
+    /// A stand-in when no real device was made (the case did not run there).
+    pub fn placeholder(switches: &[(String, String)]) -> SimDevice {
+        SimDevice {
+            name: "loop99".into(),
+            devno: "7:99".into(),
+            rotational: false,
+            switches: switches.to_vec(),
+        }
+    }
+}
+
+/// The switches of kernel profile `name` (see `blklab switches --kernel`).
+pub fn profile_switches(name: &str) -> Result<Vec<(String, String)>, String> {
+    let p = blklab_core::sim::switches::profile(name)?;
+    Ok(p.values
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
+/// The switches of the profile for this host's kernel (major.minor of
+/// `uname -r`), or none (the simulator's defaults) when no profile names it.
+pub fn host_switches() -> Vec<(String, String)> {
+    let rel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mm: Vec<&str> = rel.trim().split(['.', '-']).take(2).collect();
+    profile_switches(&mm.join(".")).unwrap_or_default()
+}
+
 fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// The scenario (TOML) the simulator runs for `case` on device `devno`
-/// (MAJ:MIN, the real device's number when there is one).
+/// The scenario (TOML) the simulator runs for `case` on `dev`.
 ///
 /// The loop device is modelled as null_blk in timer mode whose completion
 /// time is the measured QD1 clat less fio's reap cost, with the measured slat
@@ -30,21 +72,22 @@ fn esc(s: &str) -> String {
 /// lower loop, which on this kernel grants a 100 ms slice's budget at once and
 /// holds the rest to the next slice, so completions come in 100 ms waves (a
 /// smooth token bucket would give every I/O the same mean latency instead).
-pub fn scenario_text(
-    case: &Case,
-    dev_name: &str,
-    devno: &str,
-    raw: &RawSpeed,
-    runtime_s: u32,
-) -> String {
+pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> String {
+    let (dev_name, devno) = (dev.name.as_str(), dev.devno.as_str());
     let mut s = String::new();
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
     let _ = writeln!(s, "\n[run]\nseed = 1\nhz = 250");
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
+    if !dev.switches.is_empty() {
+        let _ = writeln!(s, "\n[run.switches]");
+        for (k, v) in &dev.switches {
+            let _ = writeln!(s, "\"{}\" = \"{}\"", esc(k), esc(v));
+        }
+    }
     let _ = writeln!(
         s,
-        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = false\ncapacity = \"{}\"",
-        FILE_BYTES
+        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = {}\ncapacity = \"{}\"",
+        dev.rotational, FILE_BYTES
     );
     match &case.device {
         HostDevice::Loop => {
@@ -66,9 +109,21 @@ pub fn scenario_text(
                     }
                 }
             }
+            // the lower device's blk-throttle slice: HZ/50 on a
+            // non-rotational device in the kernels that kept it (6.10..6.17)
+            let slice_ms = if !dev.rotational
+                && dev
+                    .switches
+                    .iter()
+                    .any(|(k, v)| k == "throttle.slice" && v == "20ms-nonrot")
+            {
+                20
+            } else {
+                100
+            };
             let _ = writeln!(
                 s,
-                "[device.model]\nkind = \"cloud\"\niops = {iops}\nbps = {bps}\nburst_iops = {iops}\nburst_bps = {bps}\nthrottle_window_ms = 100\nbucket_ms = 100\nlatency_ns = {}\nqueue_depth = 128",
+                "[device.model]\nkind = \"cloud\"\niops = {iops}\nbps = {bps}\nburst_iops = {iops}\nburst_bps = {bps}\nthrottle_window_ms = {slice_ms}\nbucket_ms = {slice_ms}\nlatency_ns = {}\nqueue_depth = 128",
                 2 * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
             );
         }
@@ -101,12 +156,11 @@ pub fn scenario_text(
 /// Run the simulator on the case; one Metrics per job, in the case's order.
 pub fn run(
     case: &Case,
-    dev_name: &str,
-    devno: &str,
+    dev: &SimDevice,
     raw: &RawSpeed,
     runtime_s: u32,
 ) -> Result<Vec<Metrics>, String> {
-    let text = scenario_text(case, dev_name, devno, raw, runtime_s);
+    let text = scenario_text(case, dev, raw, runtime_s);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
     let out = blklab_lab::runner::run(&sc, &sc.config, None).map_err(|e| format!("{e:#}"))?;
@@ -126,13 +180,44 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn dev7() -> SimDevice {
+        SimDevice {
+            name: "loop7".into(),
+            devno: "7:7".into(),
+            rotational: false,
+            switches: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn profiles_become_run_switches_and_set_the_capped_slice() {
+        let c = crate::cases::select(&["capped-qos-iocost-off".into()])
+            .unwrap()
+            .remove(0);
+        let mut d = dev7();
+        d.switches = profile_switches("debian-6.12").unwrap();
+        let t = scenario_text(&c, &d, &RawSpeed::default(), 1);
+        assert!(
+            t.contains("[run.switches]") && t.contains("\"throttle.slice\" = \"20ms-nonrot\""),
+            "{t}"
+        );
+        assert!(t.contains("throttle_window_ms = 20"), "{t}");
+        Scenario::parse(&t, Path::new("x.toml")).unwrap();
+        d.rotational = true;
+        let t = scenario_text(&c, &d, &RawSpeed::default(), 1);
+        assert!(
+            t.contains("throttle_window_ms = 100") && t.contains("rotational = true"),
+            "{t}"
+        );
+    }
     use crate::cases;
     use crate::metrics::Metric;
 
     #[test]
     fn every_case_is_a_valid_scenario() {
         for c in cases::all() {
-            let t = scenario_text(&c, "loop7", "7:7", &RawSpeed::default(), 1);
+            let t = scenario_text(&c, &dev7(), &RawSpeed::default(), 1);
             if let Err(e) = Scenario::parse(&t, Path::new("x.toml")) {
                 panic!("case {}: {e}\n{t}", c.name);
             }
@@ -142,7 +227,7 @@ mod tests {
     #[test]
     fn simulated_riops_pacing_follows_the_limit() {
         let c = cases::select(&["throttle-riops".into()]).unwrap().remove(0);
-        let m = run(&c, "loop7", "7:7", &RawSpeed::default(), 2).unwrap();
+        let m = run(&c, &dev7(), &RawSpeed::default(), 2).unwrap();
         let iops = m[0].get(Metric::Iops);
         assert!((iops - 1000.0).abs() < 20.0, "iops {iops}");
     }
@@ -154,7 +239,7 @@ mod tests {
     fn simulated_fixed_vrate_follows_the_cost_model() {
         let iops = |name: &str| -> Vec<f64> {
             let c = cases::select(&[name.into()]).unwrap().remove(0);
-            run(&c, "loop7", "7:7", &RawSpeed::default(), 2)
+            run(&c, &dev7(), &RawSpeed::default(), 2)
                 .unwrap()
                 .iter()
                 .map(|m| m.get(Metric::Iops))

@@ -34,9 +34,16 @@ fn run(e: &env::HostEnv, names: &[&str], repeat: u32) -> Vec<conformance::CaseRe
         sim_only: false,
     };
     let mut raw = None;
-    conformance::run_all(&selected, e, &opts, &mut raw, |r| {
-        print!("{}", render::case_text(r));
-    })
+    conformance::run_all(
+        &selected,
+        e,
+        &opts,
+        &mut raw,
+        &conformance::sim::host_switches(),
+        |r| {
+            print!("{}", render::case_text(r));
+        },
+    )
     .expect("not interrupted")
 }
 

@@ -1,0 +1,90 @@
+//! `blklab conformance --kernel debian-6.12 --quick`: a stock kernel booted
+//! under QEMU with deterministic virtual time checks the simulator where
+//! this host cannot (cgroup v2: blk-iocost, v2 io.max). One boot runs a few
+//! cases: io.max pacing (riops, rbps) and blk-iocost at a fixed vrate (a
+//! 1:3 weight split, one group alone), each judged by the case's own
+//! tolerances (docs/fidelity/conformance.md).
+//!
+//! Needs root, qemu-system-x86, busybox-static, fio and losetup (`.ci/run`
+//! installs them) and the kernel package (fetched once into the cache);
+//! prints `SKIP:` with the reason when the host tools are missing.
+
+mod common;
+use common::*;
+
+#[test]
+fn debian_6_12_quick_subset_passes() {
+    if let Some(e) = blklab_vm::preflight().first() {
+        println!("SKIP: {e}");
+        return;
+    }
+    if !rustix::process::geteuid().is_root() {
+        println!("SKIP: not root");
+        return;
+    }
+    let t0 = std::time::Instant::now();
+    let o = blklab(&[
+        "conformance",
+        "--kernel",
+        "debian-6.12",
+        "--quick",
+        "--repeat",
+        "1",
+        "throttle-riops",
+        "throttle-rbps",
+        "iocost-vrate-100-300-4k-rand",
+        "iocost-vrate-alone-64k-seq",
+    ]);
+    let out = stdout(&o);
+    println!("{out}\n{}", stderr(&o));
+    println!("wall time: {:.1} s", t0.elapsed().as_secs_f64());
+    assert_eq!(o.status.code(), Some(0), "exit status");
+    assert!(out.contains("summary: 4 PASS"), "{out}");
+    // the simulator ran with the booted kernel's profile and the guest's device
+    assert!(out.contains("6.12.117") && out.contains("dio=1"), "{out}");
+}
+
+#[test]
+fn unknown_kernel_lists_the_known_ones() {
+    let o = blklab(&["conformance", "--kernel", "debian-5.4", "--quick"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("unknown kernel 'debian-5.4'") && e.contains("debian-6.1") && e.contains("all"),
+        "{e}"
+    );
+}
+
+#[test]
+fn list_kernels_names_the_pinned_packages() {
+    let o = blklab(&["conformance", "--list-kernels"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "host",
+        "debian-6.1",
+        "linux-image-6.1.0-",
+        "debian-6.12",
+        "6.12.117",
+        "all",
+    ] {
+        assert!(out.contains(want), "{want} missing in:\n{out}");
+    }
+}
+
+#[test]
+fn show_prints_the_kernel_profile_switches() {
+    let o = blklab(&[
+        "conformance",
+        "--kernel",
+        "debian-6.1",
+        "--show",
+        "throttle-riops",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("[run.switches]") && out.contains("\"iocost.busy_level_fix\" = \"off\""),
+        "{out}"
+    );
+}

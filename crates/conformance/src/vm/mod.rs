@@ -1,0 +1,285 @@
+//! The real side under a stock kernel booted in QEMU (`blklab conformance
+//! --kernel debian-6.1|debian-6.12`). Every selected case becomes a guest
+//! script (`script.rs`); all of them run in one boot under deterministic
+//! virtual time (blklab-vm: TCG with `-icount shift=0,sleep=off`, one vCPU),
+//! and each case's fio JSON is compared with the simulator exactly as a host
+//! case is, the simulator running with the booted kernel's profile of
+//! kernel-behaviour switches.
+//!
+//! Under icount only controller-timed figures are physical (blk-throttle's
+//! slices, iocost's budget and timers): the loop device's own latency is
+//! the emulated CPU's, and the raw-speed probe gives the simulated device
+//! that same speed.
+
+pub mod script;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use blklab_vm::kmod::Tristate;
+use blklab_vm::{BootEnd, BootOptions, CaseOutcome, CaseSpec, RunOptions};
+
+use crate::cases::{Case, Need};
+use crate::host::{Device, HostError, RealRuns};
+use crate::loop_device::RawSpeed;
+use crate::metrics::{from_fio_json, Metrics};
+use crate::result::{CaseResult, Options};
+use crate::sim::SimDevice;
+
+/// Why a kernel's cases did not run at all.
+#[derive(Debug)]
+pub enum VmFailure {
+    /// The host cannot boot guests, or the kernel cannot be fetched (exit
+    /// 4): what is missing and the command that would fix it.
+    Unsuitable(String),
+    /// The boot failed (with the console's last lines).
+    Failed(String),
+    /// SIGINT/SIGTERM: the guest was stopped.
+    Interrupted,
+}
+
+/// The kernel names `--kernel` takes besides `host` and `all`.
+pub fn kernel_names() -> Vec<&'static str> {
+    blklab_vm::KERNELS.iter().map(|k| k.name).collect()
+}
+
+/// The reason kernel `k` cannot run `case`, if it cannot.
+fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
+    let sym = match case.need {
+        Need::Iocost => "CONFIG_BLK_CGROUP_IOCOST",
+        Need::Throttle => "CONFIG_BLK_DEV_THROTTLING",
+    };
+    (k.flag(sym) == Tristate::No).then(|| {
+        format!(
+            "{} ({} {}) is built without {sym}",
+            k.pin.name, k.pin.package, k.pin.version
+        )
+    })
+}
+
+/// The guest time a case may take: its runs, fio's start-up under
+/// emulation, and the setup, with room to spare.
+fn case_limit_secs(runtime_s: u32, repeat: u32) -> u32 {
+    60 + 2 * runtime_s * repeat.max(1)
+}
+
+/// Run `cases` under kernel `name` in one boot, calling `each` with every
+/// result as it is judged.
+pub fn run_kernel(
+    name: &str,
+    cases: &[Case],
+    opts: &Options,
+    mut each: impl FnMut(&CaseResult),
+) -> Result<Vec<CaseResult>, VmFailure> {
+    let switches = crate::sim::profile_switches(name).map_err(VmFailure::Failed)?;
+    let conclude_all = |why: &dyn Fn(&Case) -> HostError, each: &mut dyn FnMut(&CaseResult)| {
+        cases
+            .iter()
+            .map(|c| {
+                let r = crate::conclude(
+                    c,
+                    Err(why(c)),
+                    &SimDevice::placeholder(&switches),
+                    RawSpeed::default(),
+                    opts,
+                    Vec::new(),
+                );
+                each(&r);
+                r
+            })
+            .collect::<Vec<_>>()
+    };
+    if opts.sim_only {
+        return Ok(conclude_all(
+            &|_| HostError::NotRunnable(String::new()),
+            &mut each,
+        ));
+    }
+    if let Some(e) = blklab_vm::preflight().into_iter().next() {
+        return Err(VmFailure::Unsuitable(e.to_string()));
+    }
+    let classify = |e: blklab_vm::error::VmError| {
+        if e.is_host_unsuitable() {
+            VmFailure::Unsuitable(e.to_string())
+        } else {
+            VmFailure::Failed(e.to_string())
+        }
+    };
+    let cache = blklab_vm::kernels::default_cache_dir().map_err(classify)?;
+    let kernel = blklab_vm::ensure(name, &cache).map_err(classify)?;
+    let tools = blklab_vm::initramfs::GuestTools::find().map_err(classify)?;
+
+    let mut specs = vec![CaseSpec {
+        name: "raw".into(),
+        script: script::raw_script(if opts.quick { 1 } else { 2 }),
+        time_limit_secs: 60,
+    }];
+    let mut lacking = vec![None; cases.len()];
+    let mut wall_limit_secs = 180u64;
+    for (i, c) in cases.iter().enumerate() {
+        if let Some(why) = kernel_lacks(c, &kernel) {
+            lacking[i] = Some(why);
+            continue;
+        }
+        let runtime = c.runtime(opts.quick);
+        let limit = case_limit_secs(runtime, opts.repeat);
+        // TCG runs a busy guest slower than real time
+        wall_limit_secs += 4 * limit as u64;
+        specs.push(CaseSpec {
+            name: format!("case{i}"),
+            script: script::case_script(c, i, runtime, opts.repeat).map_err(VmFailure::Failed)?,
+            time_limit_secs: limit,
+        });
+    }
+    let run_opts = RunOptions {
+        cache_dir: Some(cache),
+        boot: BootOptions {
+            wall_limit: Duration::from_secs(wall_limit_secs),
+            cancel: Some(crate::cleanup::cancel_flag()),
+            ..BootOptions::default()
+        },
+        ..RunOptions::default()
+    };
+    let run = blklab_vm::run_on(&kernel, &tools, &specs, &run_opts).map_err(classify)?;
+    if matches!(run.end, BootEnd::Cancelled) {
+        return Err(VmFailure::Interrupted);
+    }
+    if run.ready_wall_secs.is_none() {
+        return Err(VmFailure::Failed(
+            run.failure()
+                .unwrap_or_else(|| "the guest never became ready".into()),
+        ));
+    }
+    let boot_note = format!(
+        "{} {} ({}) under QEMU TCG with icount: /init ready after {:.1} s wall, whole boot {:.1} s wall",
+        kernel.pin.package,
+        kernel.pin.version,
+        kernel.pin.release,
+        run.ready_wall_secs.unwrap_or(f64::NAN),
+        run.wall_secs
+    );
+    let failure = run.failure();
+    let raw = run
+        .case("raw")
+        .filter(|c| c.succeeded())
+        .and_then(|c| raw_speed(&c.stdout).ok());
+    let mut out = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        let guest = match (&lacking[i], run.case(&format!("case{i}"))) {
+            (Some(why), _) => Err(HostError::NotRunnable(why.clone())),
+            (None, None) => Err(HostError::Failed(
+                "the guest never reported this case".into(),
+            )),
+            (None, Some(r)) => guest_runs(c, r, opts.repeat, failure.as_deref()),
+        };
+        let (real, dev) = match guest {
+            Ok((runs, rotational)) => {
+                let dev = SimDevice {
+                    name: runs.device.name.clone(),
+                    devno: runs.device.devno.clone(),
+                    rotational,
+                    switches: switches.clone(),
+                };
+                (Ok(runs), dev)
+            }
+            Err(e) => (Err(e), SimDevice::placeholder(&switches)),
+        };
+        let r = crate::conclude(
+            c,
+            real,
+            &dev,
+            raw.unwrap_or_default(),
+            opts,
+            vec![boot_note.clone()],
+        );
+        each(&r);
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// fio's QD1 figures on the guest's loop device: the simulated device's speed.
+fn raw_speed(json: &[u8]) -> Result<RawSpeed, String> {
+    let jobs = from_fio_json(&String::from_utf8_lossy(json))?;
+    let m = jobs.first().ok_or("no job in fio's output")?.1;
+    Ok(RawSpeed {
+        slat_ns: (m.0[2] * 1000.0).round() as u64,
+        clat_ns: (m.0[3] * 1000.0).round() as u64,
+        iops: m.0[0],
+        measured: true,
+    })
+}
+
+/// A guest case's files as the real side's runs, and whether its device is
+/// rotational.
+fn guest_runs(
+    case: &Case,
+    r: &blklab_vm::CaseResult,
+    repeat: u32,
+    boot_failure: Option<&str>,
+) -> Result<(RealRuns, bool), HostError> {
+    if !r.succeeded() {
+        let what = match &r.outcome {
+            CaseOutcome::Exited { status } => format!("the guest script exited with {status}"),
+            CaseOutcome::TimedOut => "timed out in the guest".to_string(),
+            CaseOutcome::Unfinished { reason } | CaseOutcome::NotRun { reason } => reason.clone(),
+        };
+        let stderr = String::from_utf8_lossy(&r.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        let tail = lines[lines.len().saturating_sub(8)..].join("\n");
+        let mut msg = format!("{what}: {tail}");
+        if let Some(f) = boot_failure {
+            msg.push('\n');
+            msg.push_str(f);
+        }
+        return Err(HostError::Failed(msg));
+    }
+    let device_file = r
+        .files
+        .get("device")
+        .map(|b| String::from_utf8_lossy(b).to_string())
+        .ok_or_else(|| HostError::Failed("the guest wrote no device file".into()))?;
+    let kv = |k: &str| -> Option<String> {
+        device_file
+            .lines()
+            .find_map(|l| l.strip_prefix(k)?.strip_prefix('=').map(str::to_string))
+    };
+    let name = kv("dev").ok_or_else(|| HostError::Failed("no dev= in the device file".into()))?;
+    let device = Device {
+        path: PathBuf::from(format!("/dev/{name}")),
+        name,
+        devno: kv("devno").unwrap_or_default(),
+        lower: kv("lower")
+            .filter(|l| !l.is_empty())
+            .map(|l| (PathBuf::from("the lower loop device"), l)),
+    };
+    let mut runs: Vec<Vec<Metrics>> = vec![Vec::new(); case.jobs.len()];
+    for rep in 0..repeat.max(1) {
+        for (i, slot) in runs.iter_mut().enumerate() {
+            let f = format!("job{i}.r{rep}.json");
+            let json = r
+                .files
+                .get(&f)
+                .ok_or_else(|| HostError::Failed(format!("the guest wrote no {f}")))?;
+            let jobs = from_fio_json(&String::from_utf8_lossy(json))?;
+            slot.push(
+                jobs.first()
+                    .ok_or_else(|| HostError::Failed(format!("{f}: no job")))?
+                    .1,
+            );
+        }
+    }
+    let rotational = kv("rotational").as_deref() == Some("1");
+    let dio = kv("dio").unwrap_or_default();
+    Ok((
+        RealRuns {
+            device,
+            runs,
+            notes: vec![format!(
+                "guest loop device: dio={dio}, rotational={}",
+                rotational as u8
+            )],
+        },
+        rotational,
+    ))
+}
