@@ -196,7 +196,13 @@ mod tests {
             .unwrap()
             .remove(0);
         let mut d = dev7();
-        d.switches = profile_switches("debian-6.12").unwrap();
+        // a v6.10..v6.17 mainline kernel: HZ/50 slices on non-rotational devices
+        d.switches = profile_switches("6.12").unwrap();
+        for (k, v) in d.switches.iter_mut() {
+            if k == "throttle.slice" {
+                *v = "20ms-nonrot".into();
+            }
+        }
         let t = scenario_text(&c, &d, &RawSpeed::default(), 1);
         assert!(
             t.contains("[run.switches]") && t.contains("\"throttle.slice\" = \"20ms-nonrot\""),
