@@ -162,6 +162,25 @@ pub fn table(rows: &[Row]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick plan and its validation together fit `--quick`'s two
+    /// minutes, and the validation jobs are fio options the simulator runs.
+    #[test]
+    fn quick_plan_and_validation_fit_in_two_minutes() {
+        let p = crate::plan::plan(true, 256 << 20, true);
+        let v = jobs(true, true);
+        let total = crate::plan::budget_s(&p) + crate::plan::budget_s(&v);
+        assert!(total <= 90, "quick plan + validation: {total} s");
+        for j in &v {
+            let args = blklab_fio::split_cmdline(&j.args).unwrap();
+            assert_eq!(
+                blklab_fio::parse_cmdline(&args).unwrap().len(),
+                1,
+                "{}",
+                j.args
+            );
+        }
+    }
     use crate::fio_run::DirFigures;
 
     fn res(iops: f64, mean: f64, p99: f64) -> FioResult {
