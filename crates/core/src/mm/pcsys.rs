@@ -9,7 +9,7 @@ use super::readahead::{self, RaState};
 pub use super::report::{PcJobStats, PcReport};
 use super::writeback::Flusher;
 use super::{pf, FileId, FileState, PageCache, PageCacheParams, PageId, PAGE_SHIFT};
-use crate::block::bio::{Bio, BioFlags, DevId, JobId, Op, Origin, NO_BIO};
+use crate::block::bio::{Bio, BioFlags, DevId, JobId, Op, Origin};
 use crate::block::content_activity::{self, Mode, PageAdd, Submitter};
 use crate::block::ioprio::{Ioprio, IOPRIO_DEFAULT};
 use crate::block::layer::{BlkHost, BlockLayer};
@@ -257,30 +257,21 @@ impl PcSys {
             n,
             dev,
         });
-        let bio = Bio {
+        let mut bio = Bio::new(
             dev,
             cg,
             op,
-            flags: BioFlags {
-                sync: op == Op::Read,
-                readahead,
-                submitter_waits: op == Op::Write,
-                ..Default::default()
-            },
-            sector: (fs.base + (first << PAGE_SHIFT)) >> 9,
-            bytes: n << PAGE_SHIFT,
-            ioprio,
-            origin: Origin::Kernel { tag },
-            t_submit: 0,
-            t_alloc: 0,
-            t_queue: 0,
-            t_issue: 0,
-            t_done: 0,
-            pending_frags: 1,
-            qos_cost: 0,
-            chain_next: NO_BIO,
-            qos_pos: 0,
+            (fs.base + (first << PAGE_SHIFT)) >> 9,
+            n << PAGE_SHIFT,
+            Origin::Kernel { tag },
+        );
+        bio.flags = BioFlags {
+            sync: op == Op::Read,
+            readahead,
+            submitter_waits: op == Op::Write,
+            ..Default::default()
         };
+        bio.ioprio = ioprio;
         if op == Op::Read {
             self.cache.stats.read_bios += 1;
             self.cache.stats.pgpgin_pages += n as u64;

@@ -48,6 +48,18 @@ pub(super) struct Sim {
 }
 
 impl Sim {
+    /// The controller and the context the block layer would hand it now.
+    pub(super) fn parts(&mut self) -> (&mut IoCost, Ctx<'_>) {
+        let ctx = crate::block::testutil::ctx(
+            self.now,
+            &self.dev,
+            &self.tree,
+            &self.sw,
+            &mut self.tracer,
+        );
+        (&mut self.ioc, ctx)
+    }
+
     pub(super) fn new(files: &[(&str, &str, &str)], dev_lat: Ns, bytes: u32, trace: bool) -> Sim {
         let tree = tree_with(files);
         let dev = dev(false, 1024);
@@ -101,14 +113,8 @@ impl Sim {
             }
         } as BioId;
         let mut bio = bio;
-        let mut ctx = crate::block::testutil::ctx(
-            self.now,
-            &self.dev,
-            &self.tree,
-            &self.sw,
-            &mut self.tracer,
-        );
-        let v = self.ioc.throttle(&mut ctx, id, &mut bio);
+        let (ioc, mut ctx) = self.parts();
+        let v = ioc.throttle(&mut ctx, id, &mut bio);
         self.bios[id as usize] = Some(bio);
         if v == QosVerdict::Proceed {
             self.issue(id);
@@ -142,14 +148,7 @@ impl Sim {
             done_time: self.now,
         };
         let mut rel = Vec::new();
-        let mut ctx = crate::block::testutil::ctx(
-            self.now,
-            &self.dev,
-            &self.tree,
-            &self.sw,
-            &mut self.tracer,
-        );
-        let ioc = &mut self.ioc;
+        let (ioc, mut ctx) = self.parts();
         ioc.done_bio(&mut ctx, &bio, &mut rel);
         ioc.done(&mut ctx, &rq, &mut rel);
         assert!(rel.is_empty());
@@ -196,14 +195,8 @@ impl Sim {
             self.now = t;
             if t_tm == Some(t) {
                 let mut rel = Vec::new();
-                let mut ctx = crate::block::testutil::ctx(
-                    self.now,
-                    &self.dev,
-                    &self.tree,
-                    &self.sw,
-                    &mut self.tracer,
-                );
-                self.ioc.timer(&mut ctx, &mut rel);
+                let (ioc, mut ctx) = self.parts();
+                ioc.timer(&mut ctx, &mut rel);
                 for id in rel {
                     self.issue(id);
                 }
