@@ -19,7 +19,7 @@
 //! `do_sync_mmap_readahead`) and the job waits for the page — the wait is the
 //! "fault I/O wait" the seed's eBPF tool measured.
 
-use super::pcsys::{submitter, MmHost, Wait};
+use super::pcsys::{submitter, MmHost, PcSys, Wait};
 use super::readahead::{self, RaWindow};
 use super::{pf, PageCache, PAGE_SHIFT};
 use crate::block::bio::{DevId, JobId, Op};
@@ -85,18 +85,22 @@ pub(crate) trait Filemap: MmHost + BlkMq + super::flusher::Flusher {
         ids.clear();
         let mut rt = 0u64;
         let task = submitter(task_prio);
+        // the pages batched so far become one read bio
+        let mut flush = |pc: &mut PcSys, ids: &mut Vec<u32>, rt: &mut u64| {
+            pc.flush_read_batch(
+                &mut b.bios,
+                &b.blk_ioprio,
+                file,
+                cg,
+                task,
+                readahead,
+                ids,
+                rt,
+            )
+        };
         for idx in w.start..end {
             if pc.cache.is_resident(file, idx) {
-                pc.flush_read_batch(
-                    &mut b.bios,
-                    &b.blk_ioprio,
-                    file,
-                    cg,
-                    task,
-                    readahead,
-                    &mut ids,
-                    &mut rt,
-                );
+                flush(pc, &mut ids, &mut rt);
                 continue;
             }
             let p = pc.cache.add_page(file, idx, false, in_fault);
@@ -105,28 +109,10 @@ pub(crate) trait Filemap: MmHost + BlkMq + super::flusher::Flusher {
             }
             pc.batch.push(p);
             if pc.batch.len() >= maxb {
-                pc.flush_read_batch(
-                    &mut b.bios,
-                    &b.blk_ioprio,
-                    file,
-                    cg,
-                    task,
-                    readahead,
-                    &mut ids,
-                    &mut rt,
-                );
+                flush(pc, &mut ids, &mut rt);
             }
         }
-        pc.flush_read_batch(
-            &mut b.bios,
-            &b.blk_ioprio,
-            file,
-            cg,
-            task,
-            readahead,
-            &mut ids,
-            &mut rt,
-        );
+        flush(pc, &mut ids, &mut rt);
         let st = &mut pc.jobs[j as usize].as_mut().expect("job").stats;
         st.read_bios += ids.len() as u64;
         st.read_bios_rt += rt;
