@@ -465,23 +465,11 @@ fn wait_all(children: Vec<Child>, limit: Duration) -> Result<Vec<String>, HostEr
 /// fio QD1 4k random reads on the device, outside any group: the raw speed
 /// the simulated device is given.
 pub fn measure_raw(env: &HostEnv, dev: &Path, seconds: u32) -> Result<RawSpeed, HostError> {
-    let mut args = fio_args(&format!(
-        "--name=raw --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --runtime={seconds} --time_based --output-format=json"
-    ))?;
+    let mut args = fio_args(&crate::loop_device::raw_fio_options(seconds))?;
     args.push(format!("--filename={}", dev.display()));
     let c = spawn_fio(env, None, &args)?;
     let out = wait_all(vec![c], Duration::from_secs(seconds as u64 + 60))?;
-    let j = from_fio_json(&out[0])?;
-    let m = j
-        .first()
-        .ok_or_else(|| HostError::Failed("no job in fio's output".into()))?
-        .1;
-    Ok(RawSpeed {
-        slat_ns: (m.0[2] * 1000.0).round() as u64,
-        clat_ns: (m.0[3] * 1000.0).round() as u64,
-        iops: m.0[0],
-        measured: true,
-    })
+    Ok(RawSpeed::from_fio_json(&out[0])?)
 }
 
 /// Realise `case` on the host and run its jobs `repeat` times.

@@ -1,6 +1,8 @@
 //! The loop device both sides of a case stand on: the size of its backing
 //! file, and its own speed, which the simulated device is given.
 
+use crate::metrics::from_fio_json;
+
 /// Size of each backing file (tmpfs) behind a loop device.
 pub const FILE_BYTES: u64 = 64 << 20;
 
@@ -24,5 +26,27 @@ impl Default for RawSpeed {
             iops: 15_000.0,
             measured: false,
         }
+    }
+}
+
+/// fio's options for the raw-speed probe (QD1 4k random reads for
+/// `seconds`, JSON out), without the device.
+pub fn raw_fio_options(seconds: u32) -> String {
+    format!(
+        "--name=raw --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --runtime={seconds} --time_based --output-format=json"
+    )
+}
+
+impl RawSpeed {
+    /// The probe's figures from fio's JSON output.
+    pub fn from_fio_json(json: &str) -> Result<RawSpeed, String> {
+        let jobs = from_fio_json(json)?;
+        let m = jobs.first().ok_or("no job in fio's output")?.1;
+        Ok(RawSpeed {
+            slat_ns: (m.0[2] * 1000.0).round() as u64,
+            clat_ns: (m.0[3] * 1000.0).round() as u64,
+            iops: m.0[0],
+            measured: true,
+        })
     }
 }

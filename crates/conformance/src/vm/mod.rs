@@ -162,7 +162,7 @@ pub fn run_kernel(
     let raw = run
         .case("raw")
         .filter(|c| c.succeeded())
-        .and_then(|c| raw_speed(&c.stdout).ok());
+        .and_then(|c| RawSpeed::from_fio_json(&String::from_utf8_lossy(&c.stdout)).ok());
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         let guest = match (&lacking[i], run.case(&format!("case{i}"))) {
@@ -196,18 +196,6 @@ pub fn run_kernel(
         out.push(r);
     }
     Ok(out)
-}
-
-/// fio's QD1 figures on the guest's loop device: the simulated device's speed.
-fn raw_speed(json: &[u8]) -> Result<RawSpeed, String> {
-    let jobs = from_fio_json(&String::from_utf8_lossy(json))?;
-    let m = jobs.first().ok_or("no job in fio's output")?.1;
-    Ok(RawSpeed {
-        slat_ns: (m.0[2] * 1000.0).round() as u64,
-        clat_ns: (m.0[3] * 1000.0).round() as u64,
-        iops: m.0[0],
-        measured: true,
-    })
 }
 
 /// A guest case's files as the real side's runs, and whether its device is

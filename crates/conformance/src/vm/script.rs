@@ -127,7 +127,8 @@ pub fn raw_script(seconds: u32) -> String {
 . /blklab/lib.sh
 truncate -s {FILE_BYTES} {IMG}
 dev=$(blk_loop {IMG})
-$FIO --name=raw --filename="$dev" --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --runtime={seconds} --time_based --output-format=json
-"#
+$FIO {} --filename="$dev"
+"#,
+        crate::loop_device::raw_fio_options(seconds)
     )
 }
