@@ -15,6 +15,7 @@ pub mod env;
 pub mod host;
 pub mod loop_device;
 pub mod metrics;
+pub mod qos_loop;
 pub mod render;
 pub mod result;
 pub mod sim;
@@ -148,7 +149,7 @@ pub fn conclude(
             real: (!runs.is_empty()).then(|| Metrics::median(&runs)),
             spread: (!runs.is_empty()).then(|| Metrics::spread(&runs)),
             runs: runs.len(),
-            sim: sim.as_ref().ok().map(|v| v[i]),
+            sim: sim.as_ref().ok().map(|v| v.jobs[i]),
         });
     }
     let status = match (status0, &sim) {
@@ -166,6 +167,26 @@ pub fn conclude(
     if let Some(r) = &real_runs {
         notes.splice(0..0, r.notes.iter().cloned());
     }
+    let qos = case.trace_qos.then(|| {
+        let mut side =
+            |x: Option<&Result<Vec<qos_loop::VrateAdj>, String>>, runs: usize, who: &str| match x {
+                Some(Ok(ev)) => Some(qos_loop::Summary::of(
+                    ev,
+                    (runtime as usize * runs.max(1)) as f64,
+                )),
+                Some(Err(e)) => {
+                    notes.push(format!("QoS loop, {who}: {e}"));
+                    None
+                }
+                None => None,
+            };
+        let real_qos = real_runs.as_ref().and_then(|r| r.qos.as_ref());
+        let reps = jobs.first().map(|j| j.runs).unwrap_or(0);
+        let real = side(real_qos, reps, "real kernel");
+        let sim_qos = sim.as_ref().ok().and_then(|s| s.qos.as_ref());
+        let sim = side(sim_qos, 1, "simulator");
+        qos_loop::QosLoop { real, sim }
+    });
     CaseResult {
         case: case.clone(),
         status,
@@ -186,6 +207,7 @@ pub fn conclude(
         notes,
         runtime_s: runtime,
         raw,
+        qos,
     }
 }
 
