@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 use rustix::process::{kill_process, Pid, Signal};
 
 use crate::cases::{Case, HostDevice, Need, Scheduler};
-use crate::cleanup::{interrupted, Resource, Resources};
 use crate::env::{HostEnv, ThrottleVia};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
 use crate::metrics::{from_fio_json, Metrics};
+use blklab_host::resources::{interrupted, Resource, Resources};
 
 /// Prefix of every name the harness creates (cgroups, backing files).
 pub const PREFIX: &str = "blklab-conformance";

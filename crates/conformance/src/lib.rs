@@ -10,7 +10,6 @@
 //! here" with the exact reason, and still show the simulator's figures.
 
 pub mod cases;
-pub mod cleanup;
 pub mod env;
 pub mod host;
 pub mod loop_device;
@@ -21,8 +20,8 @@ pub mod result;
 pub mod sim;
 pub mod vm;
 
+use blklab_host::resources::Resources;
 use cases::Case;
-use cleanup::Resources;
 use env::HostEnv;
 use host::{HostError, RealRuns};
 use loop_device::RawSpeed;
@@ -244,10 +243,10 @@ pub fn run_all(
                 each(&r);
                 out.push(r);
             }
-            Err(_) => return Err(cleanup::signal()),
+            Err(_) => return Err(blklab_host::resources::signal()),
         }
-        if cleanup::interrupted() {
-            return Err(cleanup::signal());
+        if blklab_host::resources::interrupted() {
+            return Err(blklab_host::resources::signal());
         }
     }
     Ok(out)

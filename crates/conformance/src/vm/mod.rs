@@ -141,7 +141,7 @@ pub fn run_kernel(
         cache_dir: Some(cache),
         boot: BootOptions {
             wall_limit: Duration::from_secs(wall_limit_secs),
-            cancel: Some(crate::cleanup::cancel_flag()),
+            cancel: Some(blklab_host::resources::cancel_flag()),
             ..BootOptions::default()
         },
         ..RunOptions::default()
