@@ -77,6 +77,7 @@ impl H {
             dev: 0,
             op,
             cg,
+            submitter: Default::default(),
             ioprio: prio,
             sector,
             bytes: (sectors << 9) as u32,
