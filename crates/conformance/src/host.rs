@@ -335,6 +335,16 @@ fn make_groups(
                                 }
                             }
                         }
+                        "io.bfq.weight" => {
+                            // cgroup v1: blkio.bfq.weight takes the bare
+                            // number (bfq_io_set_weight_legacy)
+                            let w = sub(v);
+                            let n = w.trim().trim_start_matches("default").trim().to_string();
+                            write(&d.join("blkio.bfq.weight"), &n)?;
+                            notes.push(format!(
+                                "{g}: io.bfq.weight \"{w}\" -> blkio.bfq.weight \"{n}\""
+                            ));
+                        }
                         "io.weight" if capped => {
                             notes.push(format!("{g}: io.weight \"{v}\" not written (cgroup v1; it acts only with blk-iocost, which is off)"));
                         }
@@ -495,6 +505,14 @@ pub fn run(
             None => dev.path.clone(),
         };
         *raw = Some(measure_raw(env, &probe, if quick { 1 } else { 2 })?);
+    }
+    if case.scheduler != "none" {
+        // after the raw-speed probe, which measures the device alone
+        write(
+            Path::new(&format!("/sys/block/{}/queue/scheduler", dev.name)),
+            case.scheduler,
+        )
+        .map_err(HostError::NotRunnable)?;
     }
     let groups = make_groups(case, env, &dev, idx, res, &mut notes)?;
     let runtime = case.runtime(quick);

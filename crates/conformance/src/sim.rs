@@ -86,8 +86,12 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     }
     let _ = writeln!(
         s,
-        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = {}\ncapacity = \"{}\"",
-        dev.rotational, FILE_BYTES
+        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"{}\"\nqueue_depth = 128\nnr_requests = {}\nrotational = {}\ncapacity = \"{}\"",
+        case.scheduler,
+        // with a scheduler blk-mq allocates 2 * min(depth, 128) scheduler tags
+        if case.scheduler == "none" { 128 } else { 256 },
+        dev.rotational,
+        FILE_BYTES
     );
     match &case.device {
         HostDevice::Loop => {

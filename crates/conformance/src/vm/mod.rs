@@ -48,6 +48,7 @@ fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
     let sym = match case.need {
         Need::Iocost => "CONFIG_BLK_CGROUP_IOCOST",
         Need::Throttle => "CONFIG_BLK_DEV_THROTTLING",
+        Need::Bfq => "CONFIG_IOSCHED_BFQ",
     };
     (k.flag(sym) == Tristate::No).then(|| {
         format!(
