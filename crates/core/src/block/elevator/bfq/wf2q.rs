@@ -188,15 +188,26 @@ impl Wf2q {
         &mut self.sds[p as usize].st[c]
     }
 
-    fn active_insert(&mut self, e: EntId) {
+    /// File the entity under its finish time in its tree's active or idle
+    /// part (`bfq_active_insert`, `bfq_idle_insert`).
+    fn file_under(&mut self, e: EntId, tree: Tree) {
         self.seq += 1;
         let seq = self.seq;
         let en = &mut self.ents[e as usize];
         en.seq = seq;
-        en.tree = Tree::Active;
+        en.tree = tree;
         let key = (en.finish, seq);
         en.key = key;
-        self.tree_of(e).active.insert(key, e);
+        let st = self.tree_of(e);
+        match tree {
+            Tree::Active => st.active.insert(key, e),
+            Tree::Idle => st.idle.insert(key, e),
+            Tree::None => None,
+        };
+    }
+
+    fn active_insert(&mut self, e: EntId) {
+        self.file_under(e, Tree::Active);
     }
 
     fn extract(&mut self, e: EntId) {
@@ -217,14 +228,7 @@ impl Wf2q {
     }
 
     fn idle_insert(&mut self, e: EntId) {
-        self.seq += 1;
-        let seq = self.seq;
-        let en = &mut self.ents[e as usize];
-        en.seq = seq;
-        en.tree = Tree::Idle;
-        let key = (en.finish, seq);
-        en.key = key;
-        self.tree_of(e).idle.insert(key, e);
+        self.file_under(e, Tree::Idle);
     }
 
     /// `bfq_forget_entity`: off the tree's weight sum.

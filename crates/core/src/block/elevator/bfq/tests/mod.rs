@@ -70,23 +70,17 @@ impl H {
         self.next_bio += 1;
         // far apart, never sequential
         self.pos = (self.pos + 1_000_003) % (1 << 30);
-        let id = self.reqs.insert(Request {
-            dev: 0,
+        let mut rq = crate::block::testutil::request(
             op,
             cg,
-            submitter: who,
-            ioprio: prio,
-            sector: self.pos,
-            bytes: (sectors << 9) as u32,
-            sync: op == Op::Read,
-            bios: vec![self.next_bio],
-            alloc_time: self.now,
-            start_time: self.now,
-            insert_time: self.now,
-            issue_time: 0,
-            fifo_time: 0,
-            done_time: 0,
-        });
+            prio,
+            self.pos,
+            sectors,
+            self.next_bio,
+            self.now,
+        );
+        rq.submitter = who;
+        let id = self.reqs.insert(rq);
         let mut c = ctx!(self);
         self.bfq.insert(&mut c, &mut self.reqs, id);
         id
