@@ -359,6 +359,16 @@ fn make_groups(
                                 }
                             }
                         }
+                        "io.bfq.weight" => {
+                            // cgroup v1: blkio.bfq.weight takes the bare
+                            // number (bfq_io_set_weight_legacy)
+                            let w = sub(v);
+                            let n = w.trim().trim_start_matches("default").trim().to_string();
+                            write(&d.join("blkio.bfq.weight"), &n)?;
+                            notes.push(format!(
+                                "{g}: io.bfq.weight \"{w}\" -> blkio.bfq.weight \"{n}\""
+                            ));
+                        }
                         "io.weight" if capped => {
                             notes.push(format!("{g}: io.weight \"{v}\" not written (cgroup v1; it acts only with blk-iocost, which is off)"));
                         }

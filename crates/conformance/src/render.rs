@@ -40,6 +40,7 @@ pub fn list(cases: &[Case], env: &HostEnv) -> String {
         let need = match c.need {
             Need::Throttle => "throttle",
             Need::Iocost => "iocost",
+            Need::Bfq => "bfq",
             Need::Ioprio => "ioprio",
         };
         let _ = writeln!(
