@@ -3,6 +3,7 @@
 //! `ioc_refresh_vrate` and `ioc_adjust_base_vrate`.
 
 use crate::block::ctx::Ctx;
+use crate::sim::timer;
 
 use super::params::*;
 use super::*;
@@ -20,15 +21,14 @@ impl IoCost {
     }
 
     /// `ioc_start_period`: a new period begins now; the period timer is a
-    /// jiffies timer armed `usecs_to_jiffies(period_us)` ticks ahead, so it
-    /// fires on a tick boundary (7 ms at HZ=250 becomes 8 ms).
+    /// `timer_list` armed for `jiffies + usecs_to_jiffies(period_us)`, so it
+    /// runs on a tick, one jiffy after the one it names (sim/timer.rs): at
+    /// HZ=250 a 7 ms period asks for 2 jiffies and lasts 12 ms.
     pub(crate) fn start_period(&mut self, now: &IocNow) {
         self.period_at = now.now;
         self.period_at_vtime = now.vnow;
-        let hz = self.hz.0 as u64;
-        let jiffies_ahead = div_round_up(self.period_us * hz, 1_000_000);
-        let expires = self.hz.jiffies(now.now_ns) + jiffies_ahead;
-        self.period_timer = Some(self.hz.jiffy_start(expires));
+        let ahead = timer::usecs_to_jiffies(self.hz, self.period_us);
+        self.period_timer = Some(timer::fires_at(self.hz, now.now_ns, ahead));
     }
 
     /// `ioc_refresh_margins`

@@ -64,7 +64,12 @@ fn donation_gives_unused_share_to_the_busy_sibling() {
     assert!(within(b, 200, 2), "b={b}");
     // without donation a would be held to 50 % (1000 IOs in 2 s)
     assert!(a > 1600, "a={a} b={b}");
-    assert!(a + b <= 2040, "a={a} b={b}");
+    // The total may pass the model's 2000 by what the donor takes back
+    // within a period (`adjust_inuse_and_calc_cost` raises b's inuse while
+    // a spends at the hweight it was given at the period's start): 2 % with
+    // 10 ms periods, 5 % with the 11 ms the timer wheel makes of them at
+    // HZ=1000 (sim/timer.rs). Not yet checked against a kernel.
+    assert!(a + b <= 2120, "a={a} b={b}");
     let lines = sink.0.borrow();
     assert!(
         lines
