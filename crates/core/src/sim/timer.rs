@@ -69,19 +69,24 @@ mod tests {
     fn iocost_period_lengths_at_hz_100_250_1000() {
         // (HZ, period_us, period in ns armed at a tick boundary)
         for (hz, period_us, want_ms) in [
-            (250, 7_000, 12),  // seed 000's qos: 2 jiffies + 1 = 12 ms
-            (250, 10_000, 16), // rlat 5 ms at p95: 3 + 1 jiffies
-            (250, 8_000, 12),  // exactly 2 jiffies: still one more
-            (100, 10_000, 20), // 1 + 1 jiffies of 10 ms
-            (1000, 7_000, 8),  // 7 + 1 jiffies of 1 ms
-            (1000, 1_000, 2),  // MIN_PERIOD: 1 + 1
+            (250, 7_000, 12),       // seed 000's qos: 2 jiffies + 1 = 12 ms
+            (250, 10_000, 16),      // rlat 5 ms at p95: 3 + 1 jiffies
+            (250, 8_000, 12),       // exactly 2 jiffies: still one more
+            (100, 10_000, 20),      // 1 + 1 jiffies of 10 ms
+            (1000, 7_000, 8),       // 7 + 1 jiffies of 1 ms
+            (1000, 1_000, 2),       // MIN_PERIOD: 1 + 1
             (250, 1_000_000, 1024), // MAX_PERIOD: 250 jiffies ahead is level 1: an 8-jiffy bucket
         ] {
             let hz = Hz(hz);
             let j = usecs_to_jiffies(hz, period_us);
             let start = hz.jiffy_start(40);
             let got = fires_at(hz, start, j) - start;
-            assert_eq!(got, want_ms * 1_000_000, "HZ={} period {period_us} us", hz.0);
+            assert_eq!(
+                got,
+                want_ms * 1_000_000,
+                "HZ={} period {period_us} us",
+                hz.0
+            );
         }
         // armed mid-tick, it still fires on a tick boundary
         let hz = Hz(250);

@@ -132,6 +132,12 @@ impl IoCost {
 
     /// `ioc_refresh_vrate`: pay back vtime thrown away (`vtime_err`) over the
     /// rest of the period by running vnow faster (at most 2x) or slower (0.5x).
+    /// As in the kernel, the rest of the period is taken as `period_us`
+    /// (called right after `ioc_start_period`), while the timer wheel runs the
+    /// period for `usecs_to_jiffies(period_us) + 1` jiffies: the compensated
+    /// rate lasts that long and the surplus is never booked against
+    /// `vtime_err` (12/7 of the debt at HZ=250 with a 7 ms period, 8/7 at
+    /// HZ=1000; tests/vrate_comp.rs).
     pub(crate) fn refresh_vrate(&mut self, now: &IocNow) {
         let pleft = (self.period_at + self.period_us) as i64 - now.now as i64;
         let vperiod = (self.period_us as i64).wrapping_mul(self.vtime_base_rate as i64);
