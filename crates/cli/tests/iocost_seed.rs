@@ -18,6 +18,12 @@
 //! in iocost while vrate dips toward min=80 %). The whole run is deterministic
 //! (seed 1), so these are not statistical tolerances but margins against model
 //! changes that keep the mechanism intact.
+//!
+//! The examples run at HZ=1000 (the 7 ms period lasts 8 ms). At HZ=250 it
+//! lasts 12 ms and the kernel's `ioc_refresh_vrate`, which repays thrown-away
+//! vtime over `period_us`, hands cgA 12/7 of cgB's discarded budget: the 256k
+//! "after" row becomes cgA 159 / cgB 25 IOPS, against the seed's 110 / 200
+//! (docs/fidelity/iocost.md, "Period length and the vtime_err repayment").
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
