@@ -64,6 +64,15 @@ enum Cmd {
         /// At the end, print every cgroup's io.stat and io.iotrack.stat and every device's stat file.
         #[arg(long = "show-files")]
         show_files: bool,
+        /// Write the controller time series (CSV, one file per table; docs/report.md) into DIR.
+        #[arg(long, value_name = "DIR")]
+        timeseries: Option<PathBuf>,
+        /// The interval of the per-interval time series and report plots, ms.
+        #[arg(long = "interval-ms", default_value_t = 100, value_name = "MS")]
+        interval_ms: u64,
+        /// Write a self-contained HTML report (plots, summary, scenario) to FILE.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
     },
     /// Per-cgroup block I/O latency on this host (the iotrack report from the kernel's blk tracer; root).
     Top {
@@ -236,6 +245,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             extended,
             iotrack_json,
             show_files,
+            timeseries,
+            interval_ms,
+            report: report_path,
         } => {
             let mut sc = load(&scenario)?;
             overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
@@ -250,7 +262,23 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 bail!("--output-format {output_format}: expected normal, json or summary");
             }
             let json = output_format == "json";
+            let observe = timeseries.is_some() || report_path.is_some();
+            if observe && (iotrack.is_some() || show_files) {
+                bail!("--timeseries/--report: not together with --iotrack or --show-files");
+            }
+            let mut series = None;
             let (out, iot, sim) = match iotrack {
+                None if observe => {
+                    let opts = blklab_lab::timeseries::Options {
+                        interval_ns: interval_ms * 1_000_000,
+                        csv_dir: timeseries.clone(),
+                        keep: report_path.is_some(),
+                    };
+                    let (o, s) = blklab_lab::timeseries::run(&sc, &sc.config, sink, &opts)?;
+                    series = s;
+                    let _ = &series;
+                    (o, None, None)
+                }
                 Some(ms) => {
                     let opts = blklab_lab::iotrack_run::IotrackOpts {
                         interval_ms: ms,

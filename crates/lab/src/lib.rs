@@ -13,4 +13,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod span;
+pub mod timeseries;
 pub mod trace_file;
