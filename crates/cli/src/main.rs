@@ -126,6 +126,12 @@ enum Cmd {
         /// Also print each variant's full summary table.
         #[arg(long)]
         tables: bool,
+        /// Write a self-contained HTML report with every variant overlaid on each plot.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// The interval of the report's per-interval plots, ms.
+        #[arg(long = "interval-ms", default_value_t = 100, value_name = "MS")]
+        interval_ms: u64,
     },
     /// Validate scenarios and report every problem with file, line and expectation.
     Check { scenarios: Vec<PathBuf> },
@@ -230,6 +236,36 @@ fn load(path: &Path) -> Result<Scenario> {
     Ok(sc)
 }
 
+/// `--report FILE.html` of `run` and `compare`: the page for these runs.
+fn write_report(
+    sc: &Scenario,
+    path: &Path,
+    runs: &[(String, blklab_lab::timeseries::Series)],
+    tables: Vec<(String, String)>,
+) -> Result<()> {
+    let text = std::fs::read_to_string(&sc.path)
+        .with_context(|| format!("reading {}", sc.path.display()))?;
+    let input = blklab_lab::report_html::Input {
+        title: sc
+            .description
+            .clone()
+            .unwrap_or_else(|| sc.path.display().to_string()),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        scenario_path: sc.path.display().to_string(),
+        scenario_text: text,
+        variants: runs
+            .iter()
+            .map(|(name, series)| blklab_lab::report_html::Variant {
+                name: name.clone(),
+                series,
+            })
+            .collect(),
+        tables,
+    };
+    let html = blklab_lab::report_html::render(&input)?;
+    blklab_lab::report_html::write(path, &html)
+}
+
 fn real_main(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run {
@@ -276,7 +312,6 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     };
                     let (o, s) = blklab_lab::timeseries::run(&sc, &sc.config, sink, &opts)?;
                     series = s;
-                    let _ = &series;
                     (o, None, None)
                 }
                 Some(ms) => {
@@ -340,6 +375,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     &out.result,
                 )));
             }
+            if let (Some(p), Some(s)) = (&report_path, series) {
+                let tables = vec![("Summary".to_string(), report::summary_table(&out.groups))];
+                write_report(&sc, p, &[("run".to_string(), s)], tables)?;
+            }
             blklab_lab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab_lab::output::write_atomic(&p, text.as_bytes())?,
@@ -354,15 +393,29 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             kernel_profile,
             set,
             tables,
+            report: report_path,
+            interval_ms,
         } => {
             let mut sc = load(&scenario)?;
             overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
+            let mut all_series = Vec::new();
+            let opts = blklab_lab::timeseries::Options {
+                interval_ns: interval_ms * 1_000_000,
+                csv_dir: None,
+                keep: true,
+            };
             for c in &combos {
                 let name = compare::name(c);
-                let out = compare::run(&sc, c)?;
+                let out = if report_path.is_some() {
+                    let (o, s) = compare::run_observed(&sc, c, &opts)?;
+                    all_series.push((name.clone(), s.expect("kept")));
+                    o
+                } else {
+                    compare::run(&sc, c)?
+                };
                 if tables {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
@@ -371,10 +424,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
-            println!("{}", report::compare_table(&results));
+            let table = report::compare_table(&results);
+            println!("{table}");
             let pct = report::pagecache_compare(&pc_results);
             if !pct.is_empty() {
                 println!("{pct}");
+            }
+            if let Some(p) = &report_path {
+                let mut tables = vec![("Comparison".to_string(), table)];
+                if !pct.is_empty() {
+                    tables.push(("Page cache".to_string(), pct));
+                }
+                write_report(&sc, p, &all_series, tables)?;
             }
             Ok(ExitCode::SUCCESS)
         }

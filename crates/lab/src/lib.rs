@@ -10,6 +10,7 @@ pub mod output;
 pub mod overrides;
 pub mod replay_input;
 pub mod report;
+pub mod report_html;
 pub mod runner;
 pub mod scenario;
 pub mod span;
