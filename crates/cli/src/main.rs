@@ -245,11 +245,22 @@ fn write_report(
 ) -> Result<()> {
     let text = std::fs::read_to_string(&sc.path)
         .with_context(|| format!("reading {}", sc.path.display()))?;
+    let file = sc.path.file_name().unwrap_or_default().to_string_lossy();
+    let mut notes: Vec<String> = sc.description.iter().cloned().collect();
+    for s in SWITCHES {
+        if runs
+            .iter()
+            .any(|(n, _)| n.contains(&format!("{}=", s.name)))
+        {
+            notes.push(format!("{}: {}", s.name, s.help));
+        }
+    }
     let input = blklab_lab::report_html::Input {
-        title: sc
-            .description
-            .clone()
-            .unwrap_or_else(|| sc.path.display().to_string()),
+        title: format!(
+            "blklab {}: {file}",
+            if runs.len() > 1 { "compare" } else { "run" }
+        ),
+        notes,
         command: std::env::args().collect::<Vec<_>>().join(" "),
         scenario_path: sc.path.display().to_string(),
         scenario_text: text,

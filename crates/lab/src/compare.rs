@@ -6,8 +6,8 @@ use anyhow::{anyhow, bail, Result};
 use blklab_core::SimConfig;
 
 use crate::runner::{self, Outcome};
-use crate::timeseries;
 use crate::scenario::Scenario;
+use crate::timeseries;
 
 /// One variant: the (switch, value) pairs it sets, in `--variant` order.
 pub type Variant = Vec<(String, String)>;

@@ -49,7 +49,9 @@ fn observing_does_not_change_the_run() {
 fn busy_level_series_matches_the_trace_and_shows_the_resets() {
     let sc = example("iocost-busy-level.toml");
     let mut cfg = sc.config.clone();
-    cfg.switches.set("iocost.busy_level_fix", "off").expect("switch");
+    cfg.switches
+        .set("iocost.busy_level_fix", "off")
+        .expect("switch");
     let lines = Rc::new(RefCell::new(Vec::new()));
     let sink: Box<dyn TraceSink> = Box::new(Lines(lines.clone()));
     let (_, series) =
@@ -58,7 +60,10 @@ fn busy_level_series_matches_the_trace_and_shows_the_resets() {
         .borrow()
         .iter()
         .map(|(_, p)| {
-            let f = p.split_whitespace().find(|w| w.starts_with("busy=")).expect("busy=");
+            let f = p
+                .split_whitespace()
+                .find(|w| w.starts_with("busy="))
+                .expect("busy=");
             f[5..].parse().expect("number")
         })
         .collect();
@@ -67,12 +72,18 @@ fn busy_level_series_matches_the_trace_and_shows_the_resets() {
     let col = t.col("busy_level").expect("column");
     let from_series: Vec<i64> = t.rows.iter().map(|r| r[col].as_f64() as i64).collect();
     assert_eq!(from_series, from_trace);
-    // the pathology of the seed: busy_level climbs and drops back to 0
+    // the pathology of the seed: without the fix, busy_level is reset to 0
+    // in periods without completions and never climbs; 1345 periods, 524
+    // resets from 1 at the time of writing
     let resets = from_series
         .windows(2)
-        .filter(|w| w[0] >= 2 && w[1] == 0)
+        .filter(|w| w[0] > 0 && w[1] == 0)
         .count();
-    assert!(resets >= 3, "expected busy_level resets, found {resets}");
+    assert!(resets >= 100, "expected busy_level resets, found {resets}");
+    assert!(
+        from_series.iter().all(|&b| b <= 1),
+        "busy_level climbed past 1"
+    );
 }
 
 #[test]
@@ -91,13 +102,18 @@ fn csv_tables_have_their_documented_columns() {
         let want: Vec<&str> = t.columns.iter().map(|c| c.name).collect();
         assert_eq!(header, want.join(","), "{}", t.name);
         for (i, l) in text.lines().enumerate().skip(1) {
-            assert_eq!(l.split(',').count(), want.len(), "{} line {}", t.name, i + 1);
+            assert_eq!(
+                l.split(',').count(),
+                want.len(),
+                "{} line {}",
+                t.name,
+                i + 1
+            );
         }
     }
-    let docs = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/report.md"),
-    )
-    .expect("docs/report.md");
+    let docs =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/report.md"))
+            .expect("docs/report.md");
     for t in timeseries::TABLES {
         for c in t.columns {
             assert!(

@@ -99,10 +99,12 @@ fn bounds(c: &Chart) -> ((f64, f64), (f64, f64)) {
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
+    // headroom at the top for the legend
     let pad = (y1 - y0) * 0.05;
+    let top = (y1 - y0) * 0.3;
     let y = c
         .y_range
-        .unwrap_or((if y0 == 0.0 { 0.0 } else { y0 - pad }, y1 + pad));
+        .unwrap_or((if y0 == 0.0 { 0.0 } else { y0 - pad }, y1 + top));
     (c.x_range.unwrap_or((x0, x1)), y)
 }
 
@@ -127,6 +129,8 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
     if c.log_x {
         let mut ch = b.build_cartesian_2d((x0.max(1e-3)..x1).log_scale(), y0..y1)?;
         ch.configure_mesh()
+            .x_label_formatter(&|v| num(*v))
+            .y_label_formatter(&|v| num(*v))
             .x_desc(&c.x_desc)
             .y_desc(&c.y_desc)
             .light_line_style(RGBColor(0xee, 0xee, 0xee))
@@ -137,20 +141,30 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
             let color = l.color;
             ch.draw_series(LineSeries::new(pts, st))?
                 .label(&l.label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3)));
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+                });
         }
         legend(&mut ch)?;
     } else {
         let mut ch = b.build_cartesian_2d(x0..x1, y0..y1)?;
+        // with a grid of its own (the periods), the mesh keeps its bold lines only
+        let light = if c.grid_x.is_empty() {
+            RGBColor(0xee, 0xee, 0xee).into()
+        } else {
+            TRANSPARENT
+        };
         ch.configure_mesh()
+            .x_label_formatter(&|v| num(*v))
+            .y_label_formatter(&|v| num(*v))
             .x_desc(&c.x_desc)
             .y_desc(&c.y_desc)
-            .light_line_style(RGBColor(0xee, 0xee, 0xee))
+            .light_line_style(light)
             .draw()?;
         for &g in &c.grid_x {
             ch.draw_series(std::iter::once(PathElement::new(
                 vec![(g, y0), (g, y1)],
-                RGBColor(0xcc, 0xcc, 0xcc).stroke_width(1),
+                RGBColor(0xc8, 0xc8, 0xd8).stroke_width(1),
             )))?;
         }
         if c.stacked {
@@ -171,16 +185,28 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
                 let color = l.color;
                 ch.draw_series(AreaSeries::new(top.clone(), 0.0, color.mix(0.75)))?
                     .label(&l.label)
-                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled()));
+                    .legend(move |(x, y)| {
+                        Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled())
+                    });
             }
         } else {
-            for l in &c.lines {
+            for (i, l) in c.lines.iter().enumerate() {
                 let pts = thin(&l.points, MAX_POINTS);
                 let color = l.color;
+                // dense lines thinner, so that overlaid variants stay apart;
+                // the first line (drawn first, underneath) wider so that it
+                // shows where a later one runs on top of it
+                let w =
+                    if pts.len() > 400 { 1 } else { 2 } + u32::from(i == 0 && c.lines.len() > 1);
                 let anno = if l.dashed {
-                    ch.draw_series(DashedLineSeries::new(pts, 5, 4, color.stroke_width(2).into()))?
+                    ch.draw_series(DashedLineSeries::new(
+                        pts,
+                        5,
+                        4,
+                        color.stroke_width(w).into(),
+                    ))?
                 } else {
-                    ch.draw_series(LineSeries::new(pts, color.stroke_width(2)))?
+                    ch.draw_series(LineSeries::new(pts, color.stroke_width(w)))?
                 };
                 anno.label(&l.label).legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
@@ -214,4 +240,27 @@ fn value_at(pts: &[(f64, f64)], x: f64) -> f64 {
         0 => 0.0,
         i => pts[i - 1].1,
     }
+}
+
+/// An axis label: no trailing ".0", thousands as "k"/"M".
+fn num(v: f64) -> String {
+    let a = v.abs();
+    let (x, suffix) = if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e4 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let s = if x.fract().abs() < 1e-9 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    };
+    format!("{s}{suffix}")
 }

@@ -29,6 +29,9 @@ pub struct Variant<'a> {
 /// Everything the page shows.
 pub struct Input<'a> {
     pub title: String,
+    /// Paragraphs under the title (the scenario's description, what the
+    /// compared switches mean).
+    pub notes: Vec<String>,
     /// The command that produced the report.
     pub command: String,
     pub scenario_path: String,
@@ -58,7 +61,8 @@ figure{margin:0;border:1px solid #e4e4e4}figcaption{display:none}\
 .sw{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle}";
 
 /// The self-check the browser test reads: every figure has a drawn SVG.
-const CHECK: &str = "addEventListener('load',function(){var f=document.querySelectorAll('figure'),ok=0;\
+const CHECK: &str =
+    "addEventListener('load',function(){var f=document.querySelectorAll('figure'),ok=0;\
 f.forEach(function(x){var s=x.querySelector('svg');if(s){var r=s.getBoundingClientRect();\
 if(r.width>0&&r.height>0&&s.querySelectorAll('polyline,path,polygon,rect').length>3)ok++;}});\
 document.body.setAttribute('data-charts',ok+'/'+f.length);});";
@@ -73,7 +77,14 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         esc(&inp.title)
     );
     let _ = writeln!(h, "<h1>{}</h1>", esc(&inp.title));
-    let _ = writeln!(h, "<p class=\"note\"><code>{}</code></p>", esc(&inp.command));
+    for n in &inp.notes {
+        let _ = writeln!(h, "<p>{}</p>", esc(n));
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"note\"><code>{}</code></p>",
+        esc(&inp.command)
+    );
     if vs.len() > 1 {
         h.push_str("<p>Variants:");
         for (i, v) in vs.iter().enumerate() {
@@ -102,7 +113,12 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
     ];
     let mut n = 0;
     for s in secs.into_iter().flatten() {
-        let _ = writeln!(h, "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"grid\">", esc(&s.heading), esc(&s.note));
+        let _ = writeln!(
+            h,
+            "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"grid\">",
+            esc(&s.heading),
+            esc(&s.note)
+        );
         for c in &s.charts {
             n += 1;
             let _ = writeln!(

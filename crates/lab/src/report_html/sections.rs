@@ -78,12 +78,6 @@ pub fn iocost(vs: &[Variant<'_>]) -> Option<Section> {
         if let Some(z) = zoom(vs, d) {
             charts.extend(z);
         }
-        let mut c = chart(format!("{d}: missed_ppm (read)"), "ppm");
-        c.lines = per_variant(vs, "iocost_period", "missed_ppm_read", &f, max, true);
-        charts.push(c);
-        let mut c = chart(format!("{d}: nr_lagging"), "iocgs");
-        c.lines = per_variant(vs, "iocost_period", "nr_lagging", &f, max, true);
-        charts.push(c);
     }
     Some(Section {
         heading: "blk-iocost: vrate and busy_level per period".into(),
@@ -92,17 +86,19 @@ pub fn iocost(vs: &[Variant<'_>]) -> Option<Section> {
     })
 }
 
-/// busy_level and vrate over the 60 periods around the first reset to 0
-/// from a level of at least 2 in the first variant, with the period grid.
+/// busy_level, vrate, completions and lagging iocgs over the 48 periods
+/// from just before the first reset of busy_level to 0 in the first variant, with the
+/// period grid: the signals the busy_level state machine reads, period by
+/// period.
 fn zoom(vs: &[Variant<'_>], dev: &str) -> Option<Vec<Chart>> {
     let t = vs.first()?.series.table("iocost_period")?;
     let f = [("device", dev)];
     let busy = points(t, "time_s", "busy_level", &f, max);
     let at = busy
         .windows(2)
-        .position(|w| w[0].1 >= 2.0 && w[1].1 == 0.0)?;
-    let lo = at.saturating_sub(40);
-    let hi = (at + 20).min(busy.len() - 1);
+        .position(|w| w[0].1 > 0.0 && w[1].1 == 0.0)?;
+    let lo = at.saturating_sub(12);
+    let hi = (at + 36).min(busy.len() - 1);
     let (x0, x1) = (busy[lo].0, busy[hi].0);
     let grid: Vec<f64> = busy[lo..=hi].iter().map(|p| p.0).collect();
     let clip = |mut lines: Vec<Line>| {
@@ -112,17 +108,40 @@ fn zoom(vs: &[Variant<'_>], dev: &str) -> Option<Vec<Chart>> {
         lines
     };
     let mut b = chart(
-        format!("{dev}: busy_level, periods around the first reset (t = {:.3} s)", busy[at + 1].0),
+        format!(
+            "{dev}: busy_level, periods around the first reset (t = {:.3} s)",
+            busy[at + 1].0
+        ),
         "busy_level",
     );
-    b.lines = clip(per_variant(vs, "iocost_period", "busy_level", &f, max, true));
+    b.lines = clip(per_variant(
+        vs,
+        "iocost_period",
+        "busy_level",
+        &f,
+        max,
+        true,
+    ));
     b.grid_x = grid.clone();
     b.x_range = Some((x0, x1));
-    let mut v = chart(format!("{dev}: vrate, the same periods"), "vrate (%)");
-    v.lines = clip(per_variant(vs, "iocost_period", "vrate_pct", &f, max, true));
-    v.grid_x = grid;
-    v.x_range = Some((x0, x1));
-    Some(vec![b, v])
+    let mut out = vec![b];
+    for (col, title, y) in [
+        ("vrate_pct", "vrate", "vrate (%)"),
+        ("nr_done", "I/Os completed in the period (nr_done)", "I/Os"),
+        ("nr_lagging", "iocgs lagging (nr_lagging)", "iocgs"),
+        (
+            "missed_ppm_read",
+            "reads over the latency target (missed_ppm)",
+            "ppm",
+        ),
+    ] {
+        let mut c = chart(format!("{dev}: {title}, the same periods"), y);
+        c.lines = clip(per_variant(vs, "iocost_period", col, &f, max, true));
+        c.grid_x = grid.clone();
+        c.x_range = Some((x0, x1));
+        out.push(c);
+    }
+    Some(out)
 }
 
 pub fn cgroup_io(vs: &[Variant<'_>]) -> Option<Section> {
@@ -139,12 +158,16 @@ pub fn cgroup_io(vs: &[Variant<'_>]) -> Option<Section> {
         let mut c = chart(format!("{cg}: bandwidth (read + write)"), "MiB/s");
         c.lines = per_variant(vs, "cgroup_io", "bw_mib_s", &f, sum, false);
         charts.push(c);
-        let mut c = chart(format!("{cg}: completion latency P50 (dashed) and P99"), "clat (ms)");
+        let mut c = chart(
+            format!("{cg}: completion latency P50 (dashed) and P99"),
+            "clat (ms)",
+        );
         for (i, v) in vs.iter().enumerate() {
             let Some(t) = v.series.table("cgroup_io") else {
                 continue;
             };
-            for (col, dashed, what) in [("clat_p50_us", true, "P50"), ("clat_p99_us", false, "P99")] {
+            for (col, dashed, what) in [("clat_p50_us", true, "P50"), ("clat_p99_us", false, "P99")]
+            {
                 let p: Vec<(f64, f64)> = points(t, "time_s", col, &f, max)
                     .into_iter()
                     .map(|(x, y)| (x, y / 1000.0))
@@ -186,11 +209,16 @@ pub fn latency_cdf(vs: &[Variant<'_>]) -> Option<Section> {
                 continue;
             };
             for (k, dd) in keys(t, "ddir").iter().enumerate() {
-                let p: Vec<(f64, f64)> =
-                    points(t, "clat_us", "fraction", &[("cgroup", cg), ("ddir", dd)], max)
-                        .into_iter()
-                        .map(|(x, y)| (x / 1000.0, y))
-                        .collect();
+                let p: Vec<(f64, f64)> = points(
+                    t,
+                    "clat_us",
+                    "fraction",
+                    &[("cgroup", cg), ("ddir", dd)],
+                    max,
+                )
+                .into_iter()
+                .map(|(x, y)| (x / 1000.0, y))
+                .collect();
                 if p.is_empty() {
                     continue;
                 }
@@ -222,11 +250,20 @@ pub fn hweight(vs: &[Variant<'_>]) -> Option<Section> {
             continue;
         };
         for d in keys(t, "device") {
-            let mut c = chart(format!("{}: {d}: hweight_inuse, stacked", v.name), "% of the device");
+            let mut c = chart(
+                format!("{}: {d}: hweight_inuse, stacked", v.name),
+                "% of the device",
+            );
             c.stacked = true;
             c.y_range = Some((0.0, 105.0));
             for (i, cg) in cgs.iter().enumerate() {
-                let p = points(t, "time_s", "hweight_inuse_pct", &[("device", &d), ("cgroup", cg)], max);
+                let p = points(
+                    t,
+                    "time_s",
+                    "hweight_inuse_pct",
+                    &[("device", &d), ("cgroup", cg)],
+                    max,
+                );
                 c.lines.push(Line {
                     label: cg.clone(),
                     color: PALETTE[(i + 2) % PALETTE.len()],
@@ -255,7 +292,10 @@ pub fn throttle(vs: &[Variant<'_>]) -> Option<Section> {
         let mut c = chart(format!("{cg}: bios held by blk-throttle"), "bios");
         c.lines = per_variant(vs, "throttle", "queued_bios", &f, sum, false);
         charts.push(c);
-        let mut c = chart(format!("{cg}: throttle wait of dispatched bios (max)"), "ms");
+        let mut c = chart(
+            format!("{cg}: throttle wait of dispatched bios (max)"),
+            "ms",
+        );
         c.lines = per_variant(vs, "throttle", "wait_max_ms", &f, max, false);
         charts.push(c);
     }

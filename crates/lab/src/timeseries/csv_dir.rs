@@ -66,7 +66,8 @@ impl RowSink for CsvDir {
             return Err(anyhow!(e));
         }
         for (tmp, _, w) in &mut self.files {
-            w.flush().with_context(|| format!("writing {}", tmp.display()))?;
+            w.flush()
+                .with_context(|| format!("writing {}", tmp.display()))?;
         }
         for (tmp, path, _) in &self.files {
             std::fs::rename(tmp, path)
