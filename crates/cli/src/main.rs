@@ -73,6 +73,9 @@ enum Cmd {
         /// Write a self-contained HTML report (plots, summary, scenario) to FILE.
         #[arg(long, value_name = "FILE.html")]
         report: Option<PathBuf>,
+        /// Where the jobs' fio log files (write_bw_log, ...) go; fio writes them in its working directory.
+        #[arg(long = "fio-log-dir", default_value = ".", value_name = "DIR")]
+        fio_log_dir: PathBuf,
     },
     /// Per-cgroup block I/O latency on this host (the iotrack report from the kernel's blk tracer; root).
     Top {
@@ -295,6 +298,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             timeseries,
             interval_ms,
             report: report_path,
+            fio_log_dir,
         } => {
             let mut sc = load(&scenario)?;
             overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
@@ -309,9 +313,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 bail!("--output-format {output_format}: expected normal, json or summary");
             }
             let json = output_format == "json";
-            let observe = timeseries.is_some() || report_path.is_some();
+            let fio_logs = sc.config.jobs.iter().any(|j| j.spec.logs.any());
+            let observe = timeseries.is_some() || report_path.is_some() || fio_logs;
             if observe && (iotrack.is_some() || show_files) {
-                bail!("--timeseries/--report: not together with --iotrack or --show-files");
+                bail!("--timeseries, --report and fio's log options: not together with --iotrack or --show-files");
             }
             let mut series = None;
             let (out, iot, sim) = match iotrack {
@@ -320,6 +325,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                         interval_ns: interval_ms * 1_000_000,
                         csv_dir: timeseries.clone(),
                         keep: report_path.is_some(),
+                        fio_log_dir: Some(fio_log_dir.clone()),
                     };
                     let (o, s) = blklab_lab::timeseries::run(&sc, &sc.config, sink, &opts)?;
                     series = s;
@@ -417,6 +423,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 interval_ns: interval_ms * 1_000_000,
                 csv_dir: None,
                 keep: true,
+                // one set of log files could not hold several variants
+                fio_log_dir: None,
             };
             for c in &combos {
                 let name = compare::name(c);

@@ -4,6 +4,7 @@
 //! printing around this crate; bindings use it the same way.
 
 pub mod compare;
+pub mod fio_logs;
 pub mod iotrack_run;
 pub mod kfiles;
 pub mod output;

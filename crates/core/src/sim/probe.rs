@@ -82,7 +82,8 @@ pub struct FioIo {
     pub ddir: u8,
     pub bytes: u32,
     pub offset: u64,
-    /// The io_u's priority as fio logs it (`ioprio` value, class << 13 | level).
+    /// The io_u's priority as fio logs it (`io_u->ioprio`: class << 13 | level
+    /// from the job's prio/prioclass options, 0 without).
     pub prio: u16,
     pub slat_ns: Option<Ns>,
     pub clat_ns: Ns,

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use anyhow::Result;
+use blklab_core::sim::probe::{Probe, ProbeSink};
 use blklab_core::sim::trace::{TraceSink, Tracer};
 use blklab_core::SimConfig;
 
@@ -25,6 +26,7 @@ pub use memory::{Series, Table};
 pub use recorder::Recorder;
 pub use tables::{ColumnSpec, TableSpec, TABLES};
 
+use crate::fio_logs::{self, FioLogs};
 use crate::runner::{self, Outcome};
 use crate::scenario::Scenario;
 
@@ -71,6 +73,9 @@ pub struct Options {
     pub csv_dir: Option<PathBuf>,
     /// Keep a copy in memory (at most [`memory::MAX_TICKS`] instants per table).
     pub keep: bool,
+    /// Write the fio logs the jobs ask for (`write_bw_log`, ...) into this
+    /// directory (`crate::fio_logs`).
+    pub fio_log_dir: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -79,6 +84,7 @@ impl Default for Options {
             interval_ns: 100_000_000,
             csv_dir: None,
             keep: true,
+            fio_log_dir: None,
         }
     }
 }
@@ -87,9 +93,20 @@ impl Default for Options {
 /// so that the caller gets it back after the run.
 struct Handle(Rc<RefCell<Recorder>>);
 
-impl blklab_core::sim::probe::ProbeSink for Handle {
-    fn sample(&mut self, t: u64, p: &blklab_core::sim::probe::Probe<'_>) {
+impl ProbeSink for Handle {
+    fn sample(&mut self, t: u64, p: &Probe<'_>) {
         self.0.borrow_mut().sample(t, p);
+    }
+}
+
+/// Several listeners behind the simulator's one probe.
+struct Fanout(Vec<Box<dyn ProbeSink>>);
+
+impl ProbeSink for Fanout {
+    fn sample(&mut self, t: u64, p: &Probe<'_>) {
+        for s in self.0.iter_mut() {
+            s.sample(t, p);
+        }
     }
 }
 
@@ -114,12 +131,30 @@ pub fn run(
     if let Some(m) = &memory {
         sinks.push(Box::new(memory::Shared(m.clone())));
     }
-    let rec = Rc::new(RefCell::new(Recorder::new(cfg, opts.interval_ns, sinks)));
-    let tracer = Tracer::with_probe(trace, Some(Box::new(Handle(rec.clone()))));
-    let mut sim = runner::prepare_with(sc, cfg, tracer)?;
+    let mut probes: Vec<Box<dyn ProbeSink>> = Vec::new();
+    let rec = (!sinks.is_empty())
+        .then(|| Rc::new(RefCell::new(Recorder::new(cfg, opts.interval_ns, sinks))));
+    if let Some(r) = &rec {
+        probes.push(Box::new(Handle(r.clone())));
+    }
+    let logs = match &opts.fio_log_dir {
+        Some(d) => FioLogs::create(sc, d)?.map(|l| Rc::new(RefCell::new(l))),
+        None => None,
+    };
+    if let Some(l) = &logs {
+        probes.push(Box::new(fio_logs::Handle(l.clone())));
+    }
+    let probe: Option<Box<dyn ProbeSink>> =
+        (!probes.is_empty()).then(|| Box::new(Fanout(probes)) as Box<dyn ProbeSink>);
+    let mut sim = runner::prepare_with(sc, cfg, Tracer::with_probe(trace, probe))?;
     let result = sim.run();
     let end = sim.now();
-    rec.borrow_mut().finish(end)?;
+    if let Some(r) = &rec {
+        r.borrow_mut().finish(end)?;
+    }
+    if let Some(l) = &logs {
+        l.borrow_mut().finish(sc, &result)?;
+    }
     let out = runner::outcome(sc, &sim, result);
     drop(sim);
     let series = memory.map(|m| std::mem::take(&mut *m.borrow_mut()));

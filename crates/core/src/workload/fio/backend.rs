@@ -9,7 +9,7 @@ use super::{IoU, Job, Phase};
 use crate::sim::engine::Ev;
 use crate::sim::probe::{FioIo, Probe};
 use crate::sim::time::{Ns, NSEC_PER_MSEC, NSEC_PER_USEC};
-use crate::syscall::{BufferedIo, DirectIo, JobId, Syscalls, Tasks};
+use crate::syscall::{BufferedIo, DirectIo, Ioprio, JobId, Syscalls, Tasks};
 use crate::workload::Workload;
 
 impl Job {
@@ -371,7 +371,9 @@ impl Workload {
                         ddir: io.ddir,
                         bytes: io.bytes,
                         offset: io.offset,
-                        prio: job.ioprio.0,
+                        // the io_u's ioprio fio logs: its own prio/prioclass
+                        // options (0 without), not the kernel's effective one
+                        prio: Ioprio::from_fio(job.cfg.spec.prioclass, job.cfg.spec.prio).0,
                         slat_ns: io.has_slat.then(|| io.issue_time - io.start_time),
                         clat_ns: clat,
                         lat_ns: now - io.start_time,
