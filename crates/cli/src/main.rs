@@ -5,6 +5,7 @@
 mod bench;
 mod conformance_cmd;
 mod hostcmd;
+mod progress;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -319,6 +320,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 bail!("--timeseries, --report and fio's log options: not together with --iotrack or --show-files");
             }
             let mut series = None;
+            let pb = progress::spinner(&scenario.display().to_string());
             let (out, iot, sim) = match iotrack {
                 None if observe => {
                     let opts = blklab_lab::timeseries::Options {
@@ -346,6 +348,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 }
                 None => (runner::run(&sc, &sc.config, sink)?, None, None),
             };
+            pb.finish_and_clear();
             let mut text = String::new();
             // the tool's interval blocks come first, as they would during a run;
             // with JSON output they go to stderr (where the tool prints them)
@@ -426,8 +429,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 // one set of log files could not hold several variants
                 fio_log_dir: None,
             };
+            let pb = progress::variants(combos.len());
             for c in &combos {
                 let name = compare::name(c);
+                pb.set_message(name.clone());
                 let out = if report_path.is_some() {
                     let (o, s) = compare::run_observed(&sc, c, &opts)?;
                     all_series.push((name.clone(), s.expect("kept")));
@@ -439,10 +444,12 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
                 }
+                pb.inc(1);
                 let short = compare::short_name(c);
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
+            pb.finish_and_clear();
             let table = report::compare_table(&results);
             println!("{table}");
             let pct = report::pagecache_compare(&pc_results);
