@@ -1,6 +1,7 @@
 //! One plot of the report, drawn by plotters into an SVG string: lines (or
 //! stacked areas) over a shared x axis, an optional log x axis and optional
-//! vertical grid lines (the iocost period grid). Long lines are thinned to
+//! vertical grid lines (the iocost period grid). The legend is HTML under
+//! the plot (`super::legend_html`), so it never hides data. Long lines are thinned to
 //! [`MAX_POINTS`] keeping each bucket's extremes, so spikes survive.
 
 use anyhow::{anyhow, Result};
@@ -99,9 +100,8 @@ fn bounds(c: &Chart) -> ((f64, f64), (f64, f64)) {
     if x1 <= x0 {
         x1 = x0 + 1.0;
     }
-    // headroom at the top for the legend
     let pad = (y1 - y0) * 0.05;
-    let top = (y1 - y0) * 0.3;
+    let top = pad;
     let y = c
         .y_range
         .unwrap_or((if y0 == 0.0 { 0.0 } else { y0 - pad }, y1 + top));
@@ -138,14 +138,8 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
         for l in &c.lines {
             let pts = thin(&l.points, MAX_POINTS);
             let st = l.color.stroke_width(2);
-            let color = l.color;
-            ch.draw_series(LineSeries::new(pts, st))?
-                .label(&l.label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+            ch.draw_series(LineSeries::new(pts, st))?;
         }
-        legend(&mut ch)?;
     } else {
         let mut ch = b.build_cartesian_2d(x0..x1, y0..y1)?;
         // with a grid of its own (the periods), the mesh keeps its bold lines only
@@ -183,11 +177,7 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
             }
             for (l, top) in c.lines.iter().zip(tops.iter()).rev() {
                 let color = l.color;
-                ch.draw_series(AreaSeries::new(top.clone(), 0.0, color.mix(0.75)))?
-                    .label(&l.label)
-                    .legend(move |(x, y)| {
-                        Rectangle::new([(x, y - 5), (x + 18, y + 5)], color.filled())
-                    });
+                ch.draw_series(AreaSeries::new(top.clone(), 0.0, color.mix(0.75)))?;
             }
         } else {
             for (i, l) in c.lines.iter().enumerate() {
@@ -198,39 +188,20 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
                 // shows where a later one runs on top of it
                 let w =
                     if pts.len() > 400 { 1 } else { 2 } + u32::from(i == 0 && c.lines.len() > 1);
-                let anno = if l.dashed {
+                if l.dashed {
                     ch.draw_series(DashedLineSeries::new(
                         pts,
                         5,
                         4,
                         color.stroke_width(w).into(),
-                    ))?
+                    ))?;
                 } else {
-                    ch.draw_series(LineSeries::new(pts, color.stroke_width(w)))?
-                };
-                anno.label(&l.label).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                    ch.draw_series(LineSeries::new(pts, color.stroke_width(w)))?;
+                }
             }
         }
-        legend(&mut ch)?;
     }
     root.present()?;
-    Ok(())
-}
-
-fn legend<'a, DB: DrawingBackend + 'a, CT: plotters::coord::CoordTranslate>(
-    ch: &mut ChartContext<'a, DB, CT>,
-) -> DrawResult
-where
-    DB::ErrorType: 'static,
-{
-    ch.configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(0xbb, 0xbb, 0xbb))
-        .label_font(("sans-serif", 13))
-        .draw()?;
     Ok(())
 }
 

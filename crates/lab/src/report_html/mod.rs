@@ -58,7 +58,9 @@ p.note{color:#555;font-size:14px;max-width:1100px}\
 pre{background:#f6f6f6;padding:10px;font-size:12.5px;overflow-x:auto}\
 .grid{display:flex;flex-wrap:wrap;gap:12px}\
 figure{margin:0;border:1px solid #e4e4e4}figcaption{display:none}\
-.sw{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle}";
+.sw{display:inline-block;width:14px;height:14px;margin:0 4px 0 12px;vertical-align:middle}\
+.legend{font-size:12.5px;padding:0 10px 8px 70px;max-width:560px}.key{display:inline-block;margin-right:14px}\
+.mark{display:inline-block;width:22px;margin-right:5px;vertical-align:middle}";
 
 /// The self-check the browser test reads: every figure has a drawn SVG.
 const CHECK: &str =
@@ -123,9 +125,10 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
             n += 1;
             let _ = writeln!(
                 h,
-                "<figure id=\"chart-{n}\" data-title=\"{}\">{}<figcaption>{}</figcaption></figure>",
+                "<figure id=\"chart-{n}\" data-title=\"{}\">{}{}<figcaption>{}</figcaption></figure>",
                 esc(&c.title),
                 chart::svg(c, W, H)?,
+                legend_html(c),
                 esc(&c.title)
             );
         }
@@ -141,6 +144,28 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         esc(&inp.scenario_text)
     );
     Ok(h)
+}
+
+/// A chart's legend: one swatch per line (a band for stacked areas, a
+/// dashed stroke for dashed lines), in drawing order.
+fn legend_html(c: &Chart) -> String {
+    let mut h = String::from("<div class=\"legend\">");
+    for l in &c.lines {
+        let rgb = format!("#{:02x}{:02x}{:02x}", l.color.0, l.color.1, l.color.2);
+        let style = if c.stacked {
+            format!("background:{rgb};height:10px")
+        } else {
+            let kind = if l.dashed { "dashed" } else { "solid" };
+            format!("border-top:3px {kind} {rgb}")
+        };
+        let _ = write!(
+            h,
+            "<span class=\"key\"><span class=\"mark\" style=\"{style}\"></span>{}</span>",
+            esc(&l.label)
+        );
+    }
+    h.push_str("</div>");
+    h
 }
 
 /// Write the page: to a temporary file beside `path`, then renamed over it,

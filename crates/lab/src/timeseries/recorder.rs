@@ -298,7 +298,10 @@ impl Recorder {
     /// and the sinks' own ends.
     pub fn finish(&mut self, end_ns: u64) -> Result<()> {
         self.roll(end_ns);
-        if end_ns > self.start_ns {
+        // a last interval of a few ms would turn a handful of completions
+        // into a spike of rates: it is kept only when at least half as long
+        // as the others
+        if end_ns - self.start_ns >= self.interval_ns / 2 {
             self.close_interval(end_ns);
         }
         let mut rows = Vec::new();
