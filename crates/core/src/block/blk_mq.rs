@@ -13,7 +13,7 @@
 //! block layer and routes its calls up to a bio's submitter.
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
-use crate::block::layer::BlkHost;
+use crate::block::layer::{BlkHost, BlockLayer};
 use crate::block::request::{ReqId, Request};
 use crate::block::rq_qos::QosVerdict;
 use crate::sim::engine::Ev;
@@ -42,16 +42,7 @@ pub(crate) trait BlkMq: BlkHost {
             if held {
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
-                let b = self.blk();
-                if b.trace.probing() {
-                    let bio = b.bios.get(id);
-                    let p = Probe::ThrotlQueue {
-                        dev,
-                        cg: bio.cg,
-                        write: bio.op.is_write(),
-                    };
-                    b.trace.probe(now, &p);
-                }
+                probe_throtl(self.blk(), now, id, false);
                 let bio = self.blk().bios.get_mut(id);
                 let waits = std::mem::replace(&mut bio.flags.submitter_waits, false);
                 let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
@@ -84,16 +75,7 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         for &id in &released {
             b.bios.get_mut(id).flags.throttled = true;
-            if b.trace.probing() {
-                let bio = b.bios.get(id);
-                let p = Probe::ThrotlDispatch {
-                    dev,
-                    cg: bio.cg,
-                    write: bio.op.is_write(),
-                    wait_ns: now - bio.t_submit,
-                };
-                b.trace.probe(now, &p);
-            }
+            probe_throtl(b, now, id, true);
         }
         let ids: Vec<BioId> = released.drain(..).collect();
         b.released = released;
@@ -500,4 +482,25 @@ fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_de
         };
         trace.probe(now, &p);
     }
+}
+
+/// blk-throttle held bio `id` (`dispatched` false) or let it go: a probe
+/// sample (time series only).
+fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
+    if !b.trace.probing() {
+        return;
+    }
+    let bio = b.bios.get(id);
+    let (dev, cg, write) = (bio.dev, bio.cg, bio.op.is_write());
+    let p = if dispatched {
+        Probe::ThrotlDispatch {
+            dev,
+            cg,
+            write,
+            wait_ns: now - bio.t_submit,
+        }
+    } else {
+        Probe::ThrotlQueue { dev, cg, write }
+    };
+    b.trace.probe(now, &p);
 }
