@@ -2,7 +2,8 @@
 //! same validation the kernel's write handlers do, so that a scenario that
 //! would be rejected by `echo ... > io.max` is rejected here, with the errno.
 
-use blklab_core::sim::kerr::{split_devno, KernelError};
+use blklab_core::block::blk_cgroup::{parse_bfq_weight, parse_bfq_weight_legacy, BfqWeightWrite};
+use blklab_core::sim::kerr::{split_devno, Errno, KernelError};
 use blklab_core::DeviceConfig;
 
 /// Check one line written to cgroup file `file`.
@@ -10,6 +11,8 @@ pub fn check(file: &str, line: &str, devices: &[DeviceConfig]) -> Result<(), Ker
     match file {
         "io.weight" => check_weight(line),
         "io.prio.class" => Ok(()),
+        "io.bfq.weight" => check_bfq_weight(line, devices),
+        "blkio.bfq.weight" => parse_bfq_weight_legacy(line).map(|_| ()),
         _ => {
             let ((maj, min), _rest) = split_devno(line)?;
             if !devices
@@ -46,6 +49,36 @@ fn check_weight(line: &str) -> Result<(), KernelError> {
         return Err(KernelError::erange(format!(
             "weight {v} is outside 1..10000"
         )));
+    }
+    Ok(())
+}
+
+/// io.bfq.weight (`bfq_io_set_weight`): the syntax and range, then for a
+/// `MAJ:MIN` line what `blkg_conf_prep` checks: the device exists (ENODEV)
+/// and has bfq as its scheduler (the bfq policy is enabled on its queue,
+/// else EOPNOTSUPP).
+fn check_bfq_weight(line: &str, devices: &[DeviceConfig]) -> Result<(), KernelError> {
+    if let BfqWeightWrite::Device {
+        devno: (maj, min), ..
+    } = parse_bfq_weight(line)?
+    {
+        let Some(d) = devices
+            .iter()
+            .find(|d| d.info.major == maj && d.info.minor == min)
+        else {
+            return Err(KernelError::enodev(format!(
+                "no device {maj}:{min} in this scenario"
+            )));
+        };
+        if d.scheduler != "bfq" {
+            return Err(KernelError {
+                errno: Errno::Eopnotsupp,
+                msg: format!(
+                    "device {maj}:{min} uses '{}', not bfq: the bfq policy is not enabled on it",
+                    d.scheduler
+                ),
+            });
+        }
     }
     Ok(())
 }

@@ -126,6 +126,8 @@ pub const CGROUP_FILES: &[(&str, &str)] = &[
     ("io.prio.class", "blk-ioprio policy"),
     ("io.iotrack.lat_thresh", "blk-iotrack latency thresholds"),
     ("io.latency", "blk-iolatency target"),
+    ("io.bfq.weight", "bfq group weight (cgroup v2)"),
+    ("blkio.bfq.weight", "bfq group weight (cgroup v1 syntax)"),
 ];
 
 /// One fio invocation of the scenario (a `[[job]]` entry): its jobs run together.
@@ -332,6 +334,16 @@ impl Builder<'_> {
                         format!("{f} exists only in the root cgroup (\"/\")"),
                     );
                     continue;
+                }
+                if (f == "io.bfq.weight" || f == "blkio.bfq.weight")
+                    && !devices.iter().any(|d| d.scheduler == "bfq")
+                {
+                    // The kernel accepts a default weight whatever the
+                    // devices' schedulers; it just has no effect.
+                    self.warnings.push(format!(
+                        "{}: {f} has no effect: no device of this scenario uses the bfq scheduler",
+                        self.src.at(&fname.span())
+                    ));
                 }
                 if f == "io.latency" {
                     self.warnings.push(format!(
