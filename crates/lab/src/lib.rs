@@ -4,13 +4,16 @@
 //! printing around this crate; bindings use it the same way.
 
 pub mod compare;
+pub mod fio_logs;
 pub mod iotrack_run;
 pub mod kfiles;
 pub mod output;
 pub mod overrides;
 pub mod replay_input;
 pub mod report;
+pub mod report_html;
 pub mod runner;
 pub mod scenario;
 pub mod span;
+pub mod timeseries;
 pub mod trace_file;

@@ -13,10 +13,13 @@
 //! block layer and routes its calls up to a bio's submitter.
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
-use crate::block::layer::BlkHost;
+use crate::block::layer::{BlkHost, BlockLayer};
 use crate::block::request::{ReqId, Request, Submitter};
 use crate::block::rq_qos::QosVerdict;
 use crate::sim::engine::Ev;
+use crate::sim::probe::Probe;
+use crate::sim::time::Ns;
+use crate::sim::trace::Tracer;
 
 pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
@@ -39,6 +42,7 @@ pub(crate) trait BlkMq: BlkHost {
             if held {
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
+                probe_throtl(self.blk(), now, id, false);
                 let bio = self.blk().bios.get_mut(id);
                 let waits = std::mem::replace(&mut bio.flags.submitter_waits, false);
                 let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
@@ -71,6 +75,7 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         for &id in &released {
             b.bios.get_mut(id).flags.throttled = true;
+            probe_throtl(b, now, id, true);
         }
         let ids: Vec<BioId> = released.drain(..).collect();
         b.released = released;
@@ -350,6 +355,7 @@ pub(crate) trait BlkMq: BlkHost {
             }
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             d.st.in_device += 1;
+            probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
@@ -378,6 +384,7 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
+            probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             d.st.tags_used -= 1;
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
@@ -474,3 +481,36 @@ pub(crate) trait BlkMq: BlkHost {
 }
 
 impl<T: BlkHost> BlkMq for T {}
+
+/// The device's request count changed: a probe sample (time series only).
+fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
+    if trace.probing() {
+        let p = Probe::DeviceDepth {
+            dev,
+            in_device,
+            queue_depth,
+        };
+        trace.probe(now, &p);
+    }
+}
+
+/// blk-throttle held bio `id` (`dispatched` false) or let it go: a probe
+/// sample (time series only).
+fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
+    if !b.trace.probing() {
+        return;
+    }
+    let bio = b.bios.get(id);
+    let (dev, cg, write) = (bio.dev, bio.cg, bio.op.is_write());
+    let p = if dispatched {
+        Probe::ThrotlDispatch {
+            dev,
+            cg,
+            write,
+            wait_ns: now - bio.t_submit,
+        }
+    } else {
+        Probe::ThrotlQueue { dev, cg, write }
+    };
+    b.trace.probe(now, &p);
+}
