@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod iotrack_run;
 pub mod kfiles;
+pub mod limits;
 pub mod output;
 pub mod overrides;
 pub mod replay_input;
@@ -13,4 +14,5 @@ pub mod report;
 pub mod runner;
 pub mod scenario;
 pub mod span;
+pub mod timed_writes;
 pub mod trace_file;

@@ -357,8 +357,11 @@ impl Throttle {
     }
 }
 
+/// io.max is `CFTYPE_NOT_ON_ROOT`: the root cgroup has no such file, so the
+/// write fails when the file is opened.
 fn root_error() -> KernelError {
-    KernelError::einval(
-        "io.max does not exist in the root cgroup (the kernel has no such file there: ENOENT)",
-    )
+    KernelError {
+        errno: crate::sim::kerr::Errno::Enoent,
+        msg: "io.max does not exist in the root cgroup".into(),
+    }
 }
