@@ -290,12 +290,12 @@ impl Throttle {
         if s.passed == [0, 0] && s.queued == [0, 0] && s.debt_ios == [0, 0] {
             return String::new();
         }
+        // fields only: the caller prints the device (`blkcg_print_one_stat`
+        // prints the name once, then each policy's fields)
         format!(
-            "{}:{} throttled_rios={} throttled_wios={} throttled_rbytes={} throttled_wbytes={} \
+            "throttled_rios={} throttled_wios={} throttled_rbytes={} throttled_wbytes={} \
              rios={} wios={} rbytes={} wbytes={} wait_rus={} wait_wus={} max_wait_rus={} max_wait_wus={} \
              split_rios={} split_wios={}",
-            self.devno.0,
-            self.devno.1,
             s.queued[READ],
             s.queued[WRITE],
             s.queued_bytes[READ],
