@@ -175,6 +175,9 @@ mod tests {
         drop(big);
         reset_peak_rss();
         let after = peak_rss_kib().unwrap();
-        assert!(after + (32 << 10) < peak, "peak {peak} KiB, after reset {after} KiB");
+        assert!(
+            after + (32 << 10) < peak,
+            "peak {peak} KiB, after reset {after} KiB"
+        );
     }
 }

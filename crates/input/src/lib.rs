@@ -182,6 +182,30 @@ pub fn excerpt_n(s: &str, max_chars: usize) -> String {
     out
 }
 
+/// Longest error message (characters) a parser's error is cut to.
+pub const MESSAGE_CHARS: usize = 1000;
+
+/// A whole error message made safe to print: control characters escaped,
+/// at most `MESSAGE_CHARS` characters. For messages that may quote user
+/// input without an [`excerpt`] of it (a terminal must not get escape
+/// sequences, a log must not get a 50 MB line).
+pub fn message(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(MESSAGE_CHARS + 40));
+    for (n, c) in s.chars().enumerate() {
+        if n == MESSAGE_CHARS {
+            let rest = s.chars().count() - n;
+            out.push_str(&format!("… ({rest} more characters)"));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +246,14 @@ mod tests {
         let mut r = std::io::Cursor::new(b"ij".to_vec());
         assert_eq!(read_line_capped(&mut r, &mut b, 4).unwrap(), Line::Read);
         assert_eq!(b, "ij");
+    }
+
+    #[test]
+    fn messages_are_capped_and_escaped() {
+        assert_eq!(message("a 'b' \"c\""), "a 'b' \"c\"");
+        assert_eq!(message("x\u{7}y"), "x\\u{7}y");
+        let m = message(&"é".repeat(5000));
+        assert!(m.ends_with("… (4000 more characters)"), "{m}");
     }
 
     #[test]

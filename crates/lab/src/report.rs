@@ -306,7 +306,12 @@ pub fn pagecache_block(rows: &[(String, f64)]) -> String {
     if rows.is_empty() {
         return s;
     }
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).min(MAX_COL);
+    let w = rows
+        .iter()
+        .map(|r| r.0.len())
+        .max()
+        .unwrap_or(0)
+        .min(MAX_COL);
     s.push_str("\npage cache:\n");
     for (k, v) in rows {
         let _ = writeln!(s, "  {k:<w$}  {v:>12.1}");

@@ -211,7 +211,8 @@ impl Scenario {
             Ok(r) => r,
             Err(e) => {
                 let at = e.span().map(|s| src.at(&s)).unwrap_or_else(|| name.clone());
-                return Err(ScenarioErrors(vec![format!("{at}: {}", e.message())]));
+                let msg = format!("{at}: {}", e.message());
+                return Err(ScenarioErrors(vec![blklab_input::message(&msg)]));
             }
         };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -222,12 +223,14 @@ impl Scenario {
             replays: Vec::new(),
         };
         let sc = b.build(raw, &base, path);
+        // every message may quote the input: escaped and capped here, once
+        let safe = |v: Vec<String>| v.iter().map(|m| blklab_input::message(m)).collect();
         if b.errs.is_empty() {
             let mut sc = sc.expect("no errors means a scenario");
-            sc.warnings = b.warnings;
+            sc.warnings = safe(b.warnings);
             Ok(sc)
         } else {
-            Err(ScenarioErrors(b.errs))
+            Err(ScenarioErrors(safe(b.errs)))
         }
     }
 }
