@@ -41,6 +41,20 @@ fn refused(name: &str, toml: &str, want: &[&str]) -> String {
     out
 }
 
+/// `run --output-format summary ARGS` of a scenario text, which must succeed.
+fn run_text(name: &str, toml: &str, args: &[&str]) -> std::process::Output {
+    let dir = scratch(name);
+    let p = dir.join("s.toml");
+    std::fs::write(&p, toml).unwrap();
+    let mut all = vec!["run", "--output-format", "summary"];
+    all.extend_from_slice(args);
+    all.push(p.to_str().unwrap());
+    let o = blklab(&all);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success(), "{}", stderr(&o));
+    o
+}
+
 fn write(at: &str, cgroup: &str, file: &str, value: &str) -> String {
     format!(
         "[[write]]\nat = \"{at}\"\ncgroup = \"{cgroup}\"\nfile = \"{file}\"\nvalue = \"{value}\"\n"
@@ -305,18 +319,7 @@ fn top_into_a_closed_pipe_is_quiet() {
 #[test]
 fn io_stat_names_the_device_once() {
     let toml = format!("{DEV}[cgroup.\"/a\"]\n\"io.max\" = \"8:0 riops=500\"\n{JOB_A}");
-    let dir = scratch("iostat");
-    let p = dir.join("s.toml");
-    std::fs::write(&p, toml).unwrap();
-    let o = blklab(&[
-        "run",
-        "--output-format",
-        "summary",
-        "--io-stat",
-        p.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_text("iostat", &toml, &["--io-stat"]);
     let out = stdout(&o);
     let line = out
         .lines()
@@ -333,24 +336,14 @@ fn huge_read_ahead_does_not_hang() {
     let toml = format!(
         "[pagecache]\nmemory = \"1M\"\nread_ahead_kb = 1048576\n{DEV}[[job]]\ncmdline = \"--name=a --rw=read --bs=4k --size=64m --runtime=100ms --time_based\"\n"
     );
-    let dir = scratch("ra");
-    let p = dir.join("s.toml");
-    std::fs::write(&p, toml).unwrap();
-    let o = blklab(&["run", "--output-format", "summary", p.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_text("ra", &toml, &[]);
     assert!(stdout(&o).contains("page cache:"), "{}", stdout(&o));
 }
 
 #[test]
 fn summary_table_headers_carry_units_and_line_up() {
-    let o = blklab(&[
-        "run",
-        "--output-format",
-        "summary",
-        "examples/ssd-mixed.toml",
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let toml = std::fs::read_to_string(root().join("examples/ssd-mixed.toml")).unwrap();
+    let o = run_text("table", &toml, &[]);
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
     let head = lines[1];

@@ -84,31 +84,12 @@ fn device((maj, min): (u32, u32), devices: &[DeviceConfig]) -> Result<(), Kernel
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blklab_core::drivers::{nullb::NullbSpec, DeviceInfo, ModelSpec};
 
+    /// The one device of a minimal scenario: sda, 8:0.
     fn sda() -> Vec<DeviceConfig> {
-        vec![DeviceConfig {
-            info: DeviceInfo {
-                name: "sda".into(),
-                major: 8,
-                minor: 0,
-                rotational: false,
-                nr_requests: 64,
-                queue_depth: 64,
-                nr_hw_queues: 1,
-                max_sectors_kb: 128,
-                logical_block_size: 512,
-                capacity_bytes: 1 << 30,
-            },
-            model: ModelSpec::Nullb(NullbSpec {
-                completion_nsec: 10_000,
-                irqmode: 2,
-                hw_queue_depth: 64,
-                mbps: 0,
-            }),
-            scheduler: "none".into(),
-            iosched: Vec::new(),
-        }]
+        let text = "[[device]]\nname = \"sda\"\ndevno = \"8:0\"\n[device.model]\nkind = \"nullb\"\n[[job]]\ncmdline = \"--name=a\"\n";
+        let sc = crate::scenario::Scenario::parse(text, std::path::Path::new("t.toml")).unwrap();
+        sc.config.devices
     }
 
     fn errno(file: &str, line: &str) -> Option<Errno> {

@@ -123,23 +123,24 @@ pub fn device_queue(info: &DeviceInfo) -> Result<(), String> {
             "device {n}: nr_hw_queues = 0: a tag set needs at least one hardware queue (EINVAL)"
         ));
     }
-    if info.nr_hw_queues > MAX_HW_QUEUES {
-        return Err(format!(
-            "device {n}: nr_hw_queues = {}: at most {MAX_HW_QUEUES}",
-            info.nr_hw_queues
-        ));
-    }
-    if info.queue_depth > BLK_MQ_MAX_DEPTH {
-        return Err(format!(
-            "device {n}: queue_depth = {}: blk-mq allocates at most {BLK_MQ_MAX_DEPTH} tags (BLK_MQ_MAX_DEPTH)",
-            info.queue_depth
-        ));
-    }
-    if info.nr_requests > BLK_MQ_MAX_DEPTH {
-        return Err(format!(
-            "device {n}: nr_requests = {}: at most {BLK_MQ_MAX_DEPTH} (BLK_MQ_MAX_DEPTH)",
-            info.nr_requests
-        ));
+    for (key, v, max, why) in [
+        ("nr_hw_queues", info.nr_hw_queues, MAX_HW_QUEUES, ""),
+        (
+            "queue_depth",
+            info.queue_depth,
+            BLK_MQ_MAX_DEPTH,
+            " (BLK_MQ_MAX_DEPTH)",
+        ),
+        (
+            "nr_requests",
+            info.nr_requests,
+            BLK_MQ_MAX_DEPTH,
+            " (BLK_MQ_MAX_DEPTH)",
+        ),
+    ] {
+        if v > max {
+            return Err(format!("device {n}: {key} = {v}: at most {max}{why}"));
+        }
     }
     let page_kb = (blklab_core::mm::PAGE_SIZE >> 10) as u32;
     if info.max_sectors_kb < page_kb {
