@@ -321,6 +321,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     None,
                 ),
             };
+            for w in runner::unapplied_writes(&sc.config, &out.result) {
+                eprintln!("warning: {w}");
+            }
             let mut text = String::new();
             // the tool's interval blocks come first, as they would during a run;
             // with JSON output they go to stderr (where the tool prints them)

@@ -112,6 +112,24 @@ fn invalid_timed_writes_are_the_kernels_errors_in_check_and_run() {
     );
 }
 
+/// A job that ends when its size is done can end before a write's time:
+/// the run says the write was not applied.
+#[test]
+fn a_write_the_run_never_reached_is_reported() {
+    let toml = format!(
+        "{DEV}[[job]]\ncgroup = \"/a\"\ncmdline = \"--name=a --rw=read --size=1m\"\n{}",
+        write("10s", "/a", "io.max", "8:0 riops=10")
+    );
+    let o = run_text("unreached", &toml, &[]);
+    assert!(
+        stderr(&o).contains(
+            "warning: the write of \"8:0 riops=10\" to /a/io.max at 10.000s was not applied"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn cgroup_files_are_checked_as_the_kernel_checks_them() {
     let cg = |files: &str| format!("{DEV}[cgroup.\"/a\"]\n{files}\n{JOB_A}");
