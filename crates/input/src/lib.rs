@@ -164,20 +164,24 @@ pub fn excerpt(s: &str) -> String {
 
 /// [`excerpt`] with a chosen length.
 pub fn excerpt_n(s: &str, max_chars: usize) -> String {
-    let mut out = String::new();
-    let mut n = 0;
-    for c in s.chars() {
+    capped(s, max_chars, |c| c != '"' && c != '\'')
+}
+
+/// At most `max_chars` characters of `s` (then how many more there were),
+/// the characters `escape` picks written as `escape_debug` writes them.
+fn capped(s: &str, max_chars: usize, escape: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(s.len().min(max_chars + 40));
+    for (n, c) in s.chars().enumerate() {
         if n == max_chars {
             let rest = s.chars().count() - n;
             out.push_str(&format!("… ({rest} more characters)"));
-            return out;
+            break;
         }
-        if c == '"' || c == '\'' {
-            out.push(c);
-        } else {
+        if escape(c) {
             out.extend(c.escape_debug());
+        } else {
+            out.push(c);
         }
-        n += 1;
     }
     out
 }
@@ -190,20 +194,7 @@ pub const MESSAGE_CHARS: usize = 1000;
 /// input without an [`excerpt`] of it (a terminal must not get escape
 /// sequences, a log must not get a 50 MB line).
 pub fn message(s: &str) -> String {
-    let mut out = String::with_capacity(s.len().min(MESSAGE_CHARS + 40));
-    for (n, c) in s.chars().enumerate() {
-        if n == MESSAGE_CHARS {
-            let rest = s.chars().count() - n;
-            out.push_str(&format!("… ({rest} more characters)"));
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_debug());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    capped(s, MESSAGE_CHARS, char::is_control)
 }
 
 #[cfg(test)]
