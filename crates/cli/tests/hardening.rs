@@ -167,13 +167,16 @@ fn cgroup_files_are_checked_as_the_kernel_checks_them() {
 #[test]
 fn device_settings_the_kernel_refuses() {
     for (k, want) in [
-        ("max_sectors_kb = 0", "max_sectors_kb"),
         ("max_sectors_kb = 1", "max_sectors_kb"),
+        ("max_sectors_kb = 3", "max_sectors_kb"),
         ("nr_hw_queues = 0", "nr_hw_queues"),
     ] {
         let dev = DEV.replace("devno = \"8:0\"\n", &format!("devno = \"8:0\"\n{k}\n"));
         refused(k, &format!("{dev}{JOB_A}"), &[want, "EINVAL"]);
     }
+    // 0 is the kernel's "back to the default" (1280 KiB), not an error
+    let dev = DEV.replace("devno = \"8:0\"\n", "devno = \"8:0\"\nmax_sectors_kb = 0\n");
+    run_text("msk0", &format!("{dev}{JOB_A}"), &[]);
 }
 
 #[test]

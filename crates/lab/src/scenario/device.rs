@@ -93,7 +93,13 @@ impl Builder<'_> {
             nr_requests,
             queue_depth,
             nr_hw_queues: d.nr_hw_queues.unwrap_or(1),
-            max_sectors_kb: d.max_sectors_kb.unwrap_or(1280),
+            // 0 restores the default, as `queue_max_sectors_store` does in
+            // current kernels (max_user_sectors = 0: the smaller of
+            // max_hw_sectors and BLK_DEF_MAX_SECTORS_CAP, 1280 KiB)
+            max_sectors_kb: match d.max_sectors_kb {
+                None | Some(0) => 1280,
+                Some(kb) => kb,
+            },
             logical_block_size: lbs,
             capacity_bytes: capacity,
         };
