@@ -119,16 +119,7 @@ struct RawWrite {
     value: Spanned<String>,
 }
 
-/// Cgroup files a scenario may write, and whether the simulator models them.
-pub const CGROUP_FILES: &[(&str, &str)] = &[
-    ("io.max", "blk-throttle limits"),
-    ("io.weight", "blk-iocost weight"),
-    ("io.cost.model", "blk-iocost cost model (root only)"),
-    ("io.cost.qos", "blk-iocost QoS (root only)"),
-    ("io.prio.class", "blk-ioprio policy"),
-    ("io.iotrack.lat_thresh", "blk-iotrack latency thresholds"),
-    ("io.latency", "blk-iolatency target"),
-];
+pub use crate::kfiles::CGROUP_FILES;
 
 /// One fio invocation of the scenario (a `[[job]]` entry): its jobs run together.
 #[derive(Debug, Clone)]

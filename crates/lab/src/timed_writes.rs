@@ -11,7 +11,7 @@ use blklab_core::sim::time::{parse_duration, Ns, NSEC_PER_SEC};
 use blklab_core::{DeviceConfig, JobConfig};
 use toml::Spanned;
 
-use crate::scenario::CGROUP_FILES;
+use crate::kfiles::CGROUP_FILES;
 
 /// The latest instant the run can end: `run.duration`, or the latest
 /// start delay + ramp + runtime when every job has a runtime. None when a
