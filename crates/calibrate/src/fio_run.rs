@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cleanup::interrupted;
 use crate::error::{CalError, Result};
 use crate::watch::Watch;
+use blklab_host::resources::interrupted;
 
 /// fio's default clat percentile list (`--percentile_list` unset), the one
 /// its JSON reports.

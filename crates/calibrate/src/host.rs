@@ -6,7 +6,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cleanup::{Resource, Resources};
+use blklab_host::resources::{Resource, Resources};
 
 /// Whether we run as root (the owner of /proc/self is our effective uid).
 pub fn is_root() -> bool {

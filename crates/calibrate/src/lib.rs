@@ -8,7 +8,6 @@
 //! figure off by more than 15 %), 4 this host cannot run it (not root, no
 //! fio or losetup, target refused), 1 anything else (including SIGINT).
 
-pub mod cleanup;
 pub mod error;
 pub mod facts;
 pub mod fio_run;
@@ -27,7 +26,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use cleanup::{interrupted, Resources};
+use blklab_host::resources::{interrupted, Resources};
 use error::{CalError, Result};
 use facts::DeviceFacts;
 use fio_run::{run_fio, FioEnv};
@@ -140,7 +139,7 @@ impl Runner<'_> {
 /// Calibrate: every check, the measurements, the fits, the validation.
 pub fn calibrate(o: &Options) -> Result<Outcome> {
     let t0 = Instant::now();
-    cleanup::install_signal_handlers();
+    blklab_host::resources::install_signal_handlers();
     let tpath = &o.target;
     if !host::is_root() {
         return Err(CalError::HostCannotRun(format!(
@@ -164,7 +163,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             CalError::Failed(m)
         }
     })?;
-    let mut res = Resources::new();
+    let mut res = Resources::reporting("blklab calibrate");
     let mut report = String::new();
     let (dev, writes) = match target.kind {
         TargetKind::File => {

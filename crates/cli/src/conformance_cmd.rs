@@ -7,9 +7,7 @@ use std::io::Write as _;
 
 use blklab_conformance::cases::Case;
 use blklab_conformance::vm::{self, VmFailure};
-use blklab_conformance::{
-    cases, cleanup, env, exit, loop_device, render, sim, CaseResult, Options,
-};
+use blklab_conformance::{cases, env, exit, loop_device, render, sim, CaseResult, Options};
 
 pub struct Args {
     pub cases: Vec<String>,
@@ -146,7 +144,7 @@ pub fn main(a: &Args) -> u8 {
         print!("{}", render::list(&selected, &env));
         return exit::OK;
     }
-    cleanup::install_signal_handlers();
+    blklab_host::resources::install_signal_handlers();
     let opts = Options {
         cases: a.cases.clone(),
         repeat: a.repeat,
@@ -247,7 +245,7 @@ fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
     });
     match results {
         Ok(r) => finish(a, &header, &r),
-        Err(VmFailure::Interrupted) => interrupted(cleanup::signal().max(2)),
+        Err(VmFailure::Interrupted) => interrupted(blklab_host::resources::signal().max(2)),
         Err(VmFailure::Unsuitable(why)) => {
             eprintln!("blklab conformance: cannot run kernel {kernel} here:\n{why}");
             exit::HOST_UNSUITABLE

@@ -1,9 +1,10 @@
 //! `blklab conformance --kernel debian-6.12 --quick`: a stock kernel booted
 //! under QEMU with deterministic virtual time checks the simulator where
 //! this host cannot (cgroup v2: blk-iocost, v2 io.max). One boot runs a few
-//! cases: io.max pacing (riops, rbps) and blk-iocost at a fixed vrate (a
-//! 1:3 weight split, one group alone), each judged by the case's own
-//! tolerances (docs/fidelity/conformance.md).
+//! cases: io.max pacing (riops, rbps), blk-iocost at a fixed vrate (a 1:3
+//! weight split, one group alone) and iocost's QoS loop on the capped disk
+//! (its `iocost_ioc_vrate_adj` events traced in the guest), each judged by
+//! the case's own tolerances (docs/fidelity/conformance.md).
 //!
 //! Needs root, qemu-system-x86, busybox-static, fio and losetup (`.ci/run`
 //! installs them) and the kernel package (fetched once into the cache);
@@ -34,12 +35,26 @@ fn debian_6_12_quick_subset_passes() {
         "throttle-rbps",
         "iocost-vrate-100-300-4k-rand",
         "iocost-vrate-alone-64k-seq",
+        "capped-qos-iocost-on",
     ]);
     let out = stdout(&o);
     println!("{out}\n{}", stderr(&o));
     println!("wall time: {:.1} s", t0.elapsed().as_secs_f64());
     assert_eq!(o.status.code(), Some(0), "exit status");
-    assert!(out.contains("summary: 4 PASS"), "{out}");
+    assert!(out.contains("summary: 5 PASS"), "{out}");
+    // iocost's QoS loop came back from the guest's tracepoint and was read
+    let qos = out
+        .lines()
+        .find(|l| l.contains("QoS loop (iocost_ioc_vrate_adj"))
+        .unwrap_or_else(|| panic!("no QoS loop line: {out}"));
+    let real: usize = qos
+        .split("real ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no real event count: {qos}"));
+    // a 4 s run with 10 ms periods: the kernel adjusts vrate in most of them
+    assert!(real >= 100, "{qos}");
     // the simulator ran with the booted kernel's profile and the guest's device
     assert!(out.contains("6.12.117") && out.contains("dio=1"), "{out}");
 }

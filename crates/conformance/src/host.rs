@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process, Pid, Signal};
 
-use crate::cases::{Case, HostDevice, Need};
-use crate::cleanup::{interrupted, Resource, Resources};
+use crate::cases::{Case, HostDevice, Need, Scheduler};
 use crate::env::{HostEnv, ThrottleVia};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
 use crate::metrics::{from_fio_json, Metrics};
+use blklab_host::resources::{interrupted, Resource, Resources};
 
 /// Prefix of every name the harness creates (cgroups, backing files).
 pub const PREFIX: &str = "blklab-conformance";
@@ -54,6 +54,9 @@ pub struct RealRuns {
     pub runs: Vec<Vec<Metrics>>,
     /// How the case was realised (printed with the results).
     pub notes: Vec<String>,
+    /// The kernel's `iocost_ioc_vrate_adj` events over all runs, for cases
+    /// that trace the QoS loop (None: not traced here).
+    pub qos: Option<Result<Vec<crate::qos_loop::VrateAdj>, String>>,
 }
 
 /// Whether the host can run `case`; the reason when not.
@@ -64,6 +67,12 @@ pub fn runnable(case: &Case, env: &HostEnv) -> Result<(), String> {
     }
     if case.need == Need::Iocost && env.iocost.is_none() {
         return Err(env.iocost_missing.clone());
+    }
+    if case.need == Need::Ioprio && env.iocost.is_none() {
+        return Err(format!(
+            "io.prio.class (blk-ioprio) needs the io controller on cgroup v2 as well: {}",
+            env.iocost_missing
+        ));
     }
     Ok(())
 }
@@ -169,16 +178,31 @@ fn make_device(
                 ));
             }
             _ => {
+                set_scheduler(&name, &case.scheduler)?;
                 return Ok(Device {
                     path,
                     name,
                     devno,
                     lower,
-                })
+                });
             }
         }
     }
     Err("16 loop devices in a row had blk-iocost state; cannot get a fresh device number".into())
+}
+
+/// The case's scheduler and its tunables on device `name` (after `attach`
+/// set none).
+fn set_scheduler(name: &str, sched: &Scheduler) -> Result<(), String> {
+    if sched.name == "none" {
+        return Ok(());
+    }
+    let q = PathBuf::from(format!("/sys/block/{name}/queue"));
+    write(&q.join("scheduler"), &sched.name)?;
+    for (k, v) in &sched.tunables {
+        write(&q.join("iosched").join(k), v)?;
+    }
+    Ok(())
 }
 
 /// Translate one io.max line to cgroup v1 blk-throttle writes:
@@ -334,6 +358,16 @@ fn make_groups(
                                     notes.push(format!("{g}: io.max \"{l}\" -> {vf} \"{vv}\""));
                                 }
                             }
+                        }
+                        "io.bfq.weight" => {
+                            // cgroup v1: blkio.bfq.weight takes the bare
+                            // number (bfq_io_set_weight_legacy)
+                            let w = sub(v);
+                            let n = w.trim().trim_start_matches("default").trim().to_string();
+                            write(&d.join("blkio.bfq.weight"), &n)?;
+                            notes.push(format!(
+                                "{g}: io.bfq.weight \"{w}\" -> blkio.bfq.weight \"{n}\""
+                            ));
                         }
                         "io.weight" if capped => {
                             notes.push(format!("{g}: io.weight \"{v}\" not written (cgroup v1; it acts only with blk-iocost, which is off)"));
@@ -532,6 +566,8 @@ pub fn run(
         device: dev,
         runs,
         notes,
+        // the host harness does not trace (its iocost cases need cgroup v2)
+        qos: None,
     })
 }
 

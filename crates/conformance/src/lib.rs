@@ -10,18 +10,18 @@
 //! here" with the exact reason, and still show the simulator's figures.
 
 pub mod cases;
-pub mod cleanup;
 pub mod env;
 pub mod host;
 pub mod loop_device;
 pub mod metrics;
+pub mod qos_loop;
 pub mod render;
 pub mod result;
 pub mod sim;
 pub mod vm;
 
+use blklab_host::resources::Resources;
 use cases::Case;
-use cleanup::Resources;
 use env::HostEnv;
 use host::{HostError, RealRuns};
 use loop_device::RawSpeed;
@@ -148,7 +148,7 @@ pub fn conclude(
             real: (!runs.is_empty()).then(|| Metrics::median(&runs)),
             spread: (!runs.is_empty()).then(|| Metrics::spread(&runs)),
             runs: runs.len(),
-            sim: sim.as_ref().ok().map(|v| v[i]),
+            sim: sim.as_ref().ok().map(|v| v.jobs[i]),
         });
     }
     let status = match (status0, &sim) {
@@ -166,6 +166,26 @@ pub fn conclude(
     if let Some(r) = &real_runs {
         notes.splice(0..0, r.notes.iter().cloned());
     }
+    let qos = case.trace_qos.then(|| {
+        let mut side =
+            |x: Option<&Result<Vec<qos_loop::VrateAdj>, String>>, runs: usize, who: &str| match x {
+                Some(Ok(ev)) => Some(qos_loop::Summary::of(
+                    ev,
+                    (runtime as usize * runs.max(1)) as f64,
+                )),
+                Some(Err(e)) => {
+                    notes.push(format!("QoS loop, {who}: {e}"));
+                    None
+                }
+                None => None,
+            };
+        let real_qos = real_runs.as_ref().and_then(|r| r.qos.as_ref());
+        let reps = jobs.first().map(|j| j.runs).unwrap_or(0);
+        let real = side(real_qos, reps, "real kernel");
+        let sim_qos = sim.as_ref().ok().and_then(|s| s.qos.as_ref());
+        let sim = side(sim_qos, 1, "simulator");
+        qos_loop::QosLoop { real, sim }
+    });
     CaseResult {
         case: case.clone(),
         status,
@@ -186,6 +206,7 @@ pub fn conclude(
         notes,
         runtime_s: runtime,
         raw,
+        qos,
     }
 }
 
@@ -222,10 +243,10 @@ pub fn run_all(
                 each(&r);
                 out.push(r);
             }
-            Err(_) => return Err(cleanup::signal()),
+            Err(_) => return Err(blklab_host::resources::signal()),
         }
-        if cleanup::interrupted() {
-            return Err(cleanup::signal());
+        if blklab_host::resources::interrupted() {
+            return Err(blklab_host::resources::signal());
         }
     }
     Ok(out)

@@ -40,6 +40,8 @@ pub fn list(cases: &[Case], env: &HostEnv) -> String {
         let need = match c.need {
             Need::Throttle => "throttle",
             Need::Iocost => "iocost",
+            Need::Bfq => "bfq",
+            Need::Ioprio => "ioprio",
         };
         let _ = writeln!(
             s,
@@ -169,6 +171,9 @@ pub fn case_text(r: &CaseResult) -> String {
             let _ = writeln!(s, "   out of tolerance: {b}");
         }
     }
+    if let Some(q) = &r.qos {
+        s.push_str(&q.text("   "));
+    }
     s
 }
 
@@ -239,12 +244,26 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
             "throttle" if r.case.name.ends_with("-thinktime") => "throttle-*-thinktime",
             "throttle" => "throttle-*",
             "iocost" => "iocost-vrate-*",
+            "ioprio" => "ioprio-*",
             _ => "capped-qos-*",
         };
         let key = format!("{fam}|{line}");
         if !seen.contains(&key) {
             seen.push(key);
             let _ = writeln!(s, "- `{fam}`: {line}");
+        }
+    }
+    let loops: Vec<String> = results
+        .iter()
+        .filter_map(|r| Some(r.qos.as_ref()?.markdown(&r.case.name)))
+        .collect();
+    if !loops.is_empty() {
+        let _ = writeln!(
+            s,
+            "\niocost's QoS loop, period by period (reported, not judged):\n"
+        );
+        for l in loops {
+            let _ = writeln!(s, "{l}");
         }
     }
     let mut reasons: Vec<(String, String)> = Vec::new();

@@ -63,4 +63,6 @@ pub struct CaseResult {
     pub runtime_s: u32,
     /// The loop device speed the simulated device was given.
     pub raw: RawSpeed,
+    /// iocost's QoS loop on both sides, for cases that trace it.
+    pub qos: Option<crate::qos_loop::QosLoop>,
 }

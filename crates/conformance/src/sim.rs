@@ -10,6 +10,8 @@ use blklab_lab::scenario::Scenario;
 use crate::cases::{Case, HostDevice};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
 use crate::metrics::{from_fio_json, Metrics};
+use crate::qos_loop::{Collect, VrateAdj};
+use blklab_core::sim::trace::TraceSink;
 
 /// fio's reap cost in the simulator (the scenario's `reap_ns`).
 const REAP_NS: u64 = 1_000;
@@ -86,9 +88,20 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     }
     let _ = writeln!(
         s,
-        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"none\"\nqueue_depth = 128\nnr_requests = 128\nrotational = {}\ncapacity = \"{}\"",
-        dev.rotational, FILE_BYTES
+        "\n[[device]]\nname = \"{dev_name}\"\ndevno = \"{devno}\"\nscheduler = \"{}\"\nqueue_depth = 128\nnr_requests = {}\nrotational = {}\ncapacity = \"{}\"",
+        esc(&case.scheduler.name),
+        // the kernel's default: the hardware depth with none, twice it
+        // (capped at 2 x 128) with a scheduler (blk_mq_init_sched)
+        if case.scheduler.name == "none" { 128 } else { 256 },
+        dev.rotational,
+        FILE_BYTES
     );
+    if !case.scheduler.tunables.is_empty() {
+        let _ = writeln!(s, "[device.iosched]");
+        for (k, v) in &case.scheduler.tunables {
+            let _ = writeln!(s, "\"{}\" = \"{}\"", esc(k), esc(v));
+        }
+    }
     match &case.device {
         HostDevice::Loop => {
             let _ = writeln!(
@@ -153,28 +166,39 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     s
 }
 
-/// Run the simulator on the case; one Metrics per job, in the case's order.
-pub fn run(
-    case: &Case,
-    dev: &SimDevice,
-    raw: &RawSpeed,
-    runtime_s: u32,
-) -> Result<Vec<Metrics>, String> {
+/// What the simulator produced for a case.
+#[derive(Debug, Clone)]
+pub struct SimOut {
+    /// One Metrics per job, in the case's order.
+    pub jobs: Vec<Metrics>,
+    /// iocost's QoS-loop events when the case traces them.
+    pub qos: Option<Result<Vec<VrateAdj>, String>>,
+}
+
+/// Run the simulator on the case.
+pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Result<SimOut, String> {
     let text = scenario_text(case, dev, raw, runtime_s);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
-    let out = blklab_lab::runner::run(&sc, &sc.config, None).map_err(|e| format!("{e:#}"))?;
-    let mut v = Vec::new();
+    let collect = Collect::default();
+    let sink: Option<Box<dyn TraceSink>> = case
+        .trace_qos
+        .then(|| Box::new(collect.clone()) as Box<dyn TraceSink>);
+    let out = blklab_lab::runner::run(&sc, &sc.config, sink).map_err(|e| format!("{e:#}"))?;
+    let mut jobs = Vec::new();
     for i in 0..sc.invocations.len() {
         let json = blklab_lab::output::json(&sc, &out, i);
-        let jobs = from_fio_json(&json)?;
-        let (_, m) = jobs
+        let parsed = from_fio_json(&json)?;
+        let (_, m) = parsed
             .into_iter()
             .next()
             .ok_or("the simulator's fio JSON has no job")?;
-        v.push(m);
+        jobs.push(m);
     }
-    Ok(v)
+    Ok(SimOut {
+        jobs,
+        qos: case.trace_qos.then(|| collect.take()),
+    })
 }
 
 #[cfg(test)]
@@ -233,7 +257,7 @@ mod tests {
     #[test]
     fn simulated_riops_pacing_follows_the_limit() {
         let c = cases::select(&["throttle-riops".into()]).unwrap().remove(0);
-        let m = run(&c, &dev7(), &RawSpeed::default(), 2).unwrap();
+        let m = run(&c, &dev7(), &RawSpeed::default(), 2).unwrap().jobs;
         let iops = m[0].get(Metric::Iops);
         assert!((iops - 1000.0).abs() < 20.0, "iops {iops}");
     }
@@ -247,6 +271,7 @@ mod tests {
             let c = cases::select(&[name.into()]).unwrap().remove(0);
             run(&c, &dev7(), &RawSpeed::default(), 2)
                 .unwrap()
+                .jobs
                 .iter()
                 .map(|m| m.get(Metric::Iops))
                 .collect()

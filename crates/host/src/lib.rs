@@ -13,6 +13,7 @@ pub mod cgroup_fs;
 pub mod error;
 pub mod events;
 pub mod record;
+pub mod resources;
 pub mod top;
 pub mod tracefs;
 

@@ -4,6 +4,7 @@
 //! that a scenario that would be rejected by `echo ... > io.max` is rejected
 //! here, with the errno. The parsers are the controllers' own.
 
+use blklab_core::block::blk_cgroup::{parse_bfq_weight, parse_bfq_weight_legacy, BfqWeightWrite};
 use blklab_core::block::blk_ioprio::PrioPolicy;
 use blklab_core::block::iocost::params::{
     parse_model_body, parse_qos_body, parse_weight_line, WeightLine,
@@ -22,6 +23,8 @@ pub const CGROUP_FILES: &[(&str, &str)] = &[
     ("io.prio.class", "blk-ioprio policy"),
     ("io.iotrack.lat_thresh", "blk-iotrack latency thresholds"),
     ("io.latency", "blk-iolatency target"),
+    ("io.bfq.weight", "bfq group weight (cgroup v2)"),
+    ("blkio.bfq.weight", "bfq group weight (cgroup v1 syntax)"),
 ];
 
 /// Cgroup files that the root cgroup does not have (`CFTYPE_NOT_ON_ROOT`):
@@ -57,6 +60,8 @@ pub fn check(
             WeightLine::Default(_) => Ok(()),
             WeightLine::Dev(d, _) => device(d, devices),
         },
+        "io.bfq.weight" => check_bfq_weight(line, devices),
+        "blkio.bfq.weight" => parse_bfq_weight_legacy(line).map(|_| ()),
         _ => {
             let (d, body) = split_devno(line)?;
             device(d, devices)?;
@@ -90,4 +95,31 @@ fn device((maj, min): (u32, u32), devices: &[DeviceConfig]) -> Result<(), Kernel
             "no device {maj}:{min} in this scenario"
         )))
     }
+}
+
+/// io.bfq.weight (`bfq_io_set_weight`): the syntax and range, then for a
+/// `MAJ:MIN` line what `blkg_conf_prep` checks: the device exists (ENODEV)
+/// and has bfq as its scheduler (the bfq policy is enabled on its queue,
+/// else EOPNOTSUPP).
+fn check_bfq_weight(line: &str, devices: &[DeviceConfig]) -> Result<(), KernelError> {
+    if let BfqWeightWrite::Device {
+        devno: (maj, min), ..
+    } = parse_bfq_weight(line)?
+    {
+        device((maj, min), devices)?;
+        let d = devices
+            .iter()
+            .find(|d| d.info.major == maj && d.info.minor == min)
+            .expect("device() found it");
+        if d.scheduler != "bfq" {
+            return Err(KernelError {
+                errno: Errno::Eopnotsupp,
+                msg: format!(
+                    "device {maj}:{min} uses '{}', not bfq: the bfq policy is not enabled on it",
+                    d.scheduler
+                ),
+            });
+        }
+    }
+    Ok(())
 }

@@ -367,6 +367,16 @@ impl Builder<'_> {
                     );
                     continue;
                 }
+                if (f == "io.bfq.weight" || f == "blkio.bfq.weight")
+                    && !devices.iter().any(|d| d.scheduler == "bfq")
+                {
+                    // The kernel accepts a default weight whatever the
+                    // devices' schedulers; it just has no effect.
+                    self.warnings.push(format!(
+                        "{}: {f} has no effect: no device of this scenario uses the bfq scheduler",
+                        self.src.at(&fname.span())
+                    ));
+                }
                 if f == "io.latency" {
                     self.warnings.push(format!(
                         "{}: io.latency is not simulated yet (blk-iolatency)",

@@ -45,16 +45,23 @@ pub fn kernel_names() -> Vec<&'static str> {
 
 /// The reason kernel `k` cannot run `case`, if it cannot.
 fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
-    let sym = match case.need {
+    let mut syms = vec![match case.need {
         Need::Iocost => "CONFIG_BLK_CGROUP_IOCOST",
         Need::Throttle => "CONFIG_BLK_DEV_THROTTLING",
-    };
-    (k.flag(sym) == Tristate::No).then(|| {
-        format!(
-            "{} ({} {}) is built without {sym}",
-            k.pin.name, k.pin.package, k.pin.version
-        )
-    })
+        Need::Ioprio => "CONFIG_BLK_CGROUP_IOPRIO",
+        Need::Bfq => "CONFIG_BFQ_GROUP_IOSCHED",
+    }];
+    match case.scheduler.name.as_str() {
+        "mq-deadline" => syms.push("CONFIG_MQ_IOSCHED_DEADLINE"),
+        "bfq" => syms.push("CONFIG_IOSCHED_BFQ"),
+        "kyber" => syms.push("CONFIG_MQ_IOSCHED_KYBER"),
+        _ => {}
+    }
+    let sym = syms.into_iter().find(|s| k.flag(s) == Tristate::No)?;
+    Some(format!(
+        "{} ({} {}) is built without {sym}",
+        k.pin.name, k.pin.package, k.pin.version
+    ))
 }
 
 /// The guest time a case may take: its runs, fio's start-up under
@@ -135,7 +142,7 @@ pub fn run_kernel(
         cache_dir: Some(cache),
         boot: BootOptions {
             wall_limit: Duration::from_secs(wall_limit_secs),
-            cancel: Some(crate::cleanup::cancel_flag()),
+            cancel: Some(blklab_host::resources::cancel_flag()),
             ..BootOptions::default()
         },
         ..RunOptions::default()
@@ -257,6 +264,20 @@ fn guest_runs(
             );
         }
     }
+    let qos = case.trace_qos.then(|| {
+        let mut all = Vec::new();
+        for rep in 0..repeat.max(1) {
+            let f = script::qos_trace_file(rep);
+            let text = r
+                .files
+                .get(&f)
+                .ok_or_else(|| format!("the guest wrote no {f}"))?;
+            let ev = crate::qos_loop::parse_trace(&String::from_utf8_lossy(text))
+                .map_err(|e| format!("{f}: {e}"))?;
+            all.extend(ev);
+        }
+        Ok(all)
+    });
     let rotational = kv("rotational").as_deref() == Some("1");
     let dio = kv("dio").unwrap_or_default();
     Ok((
@@ -267,6 +288,7 @@ fn guest_runs(
                 "guest loop device: dio={dio}, rotational={}",
                 rotational as u8
             )],
+            qos,
         },
         rotational,
     ))

@@ -42,6 +42,14 @@ fn value(v: &str) -> String {
     format!("\"{}\"", parts.join("$no"))
 }
 
+/// The file a repetition's `iocost_ioc_vrate_adj` lines are left in.
+pub fn qos_trace_file(rep: u32) -> String {
+    format!("vrate_adj.r{rep}.trace")
+}
+
+/// tracefs, mounted by blklab-vm's /init.
+const TRACEFS: &str = "/sys/kernel/tracing";
+
 /// The script realising `case` (its `idx`-th place in the run) for
 /// `runtime_s` seconds per run, `repeat` runs.
 pub fn case_script(case: &Case, idx: usize, runtime_s: u32, repeat: u32) -> Result<String, String> {
@@ -63,13 +71,28 @@ pub fn case_script(case: &Case, idx: usize, runtime_s: u32, repeat: u32) -> Resu
         s,
         r#"no=$(blk_devno "$dev")
 name=${{dev#/dev/}}
-echo none > "/sys/block/$name/queue/scheduler" 2>/dev/null || true
+echo {sched} > "/sys/block/$name/queue/scheduler"{sched_err}
 {{ echo "dev=$name"; echo "devno=$no"; echo "dio=$(blk_dio "$dev")"
   echo "rotational=$(cat /sys/block/$name/queue/rotational)"; echo "lower=$lowerno"; }} > "$BLKLAB_OUT/device"
 P=/sys/fs/cgroup/blklab-case-{idx}
 mkdir "$P"
-echo +io > "$P/cgroup.subtree_control""#
+echo +io > "$P/cgroup.subtree_control""#,
+        sched = sh_quote(&case.scheduler.name),
+        // a kernel without schedulers still runs the `none` cases
+        sched_err = if case.scheduler.name == "none" {
+            " 2>/dev/null || true"
+        } else {
+            ""
+        },
     );
+    for (k, v) in &case.scheduler.tunables {
+        let _ = writeln!(
+            s,
+            "echo {} > \"/sys/block/$name/queue/iosched/\"{}",
+            sh_quote(v),
+            sh_quote(k)
+        );
+    }
     for (f, v) in &case.root_files {
         let _ = writeln!(s, "echo {} > /sys/fs/cgroup/{}", value(v), sh_quote(f));
     }
@@ -100,6 +123,14 @@ echo +io > "$P/cgroup.subtree_control""#
     for r in 0..repeat.max(1) {
         // a fresh start barrier per repetition
         let _ = writeln!(s, "rm -rf \"$BLKLAB_TMP/barrier\"");
+        if case.trace_qos {
+            // a fresh buffer per repetition, large enough for a period a
+            // millisecond long over the whole run
+            let _ = writeln!(
+                s,
+                "T={TRACEFS}\necho 0 > $T/tracing_on\necho 8192 > $T/buffer_size_kb\necho > $T/trace\necho 1 > $T/events/iocost/iocost_ioc_vrate_adj/enable\necho 1 > $T/tracing_on"
+            );
+        }
         for (i, j) in case.jobs.iter().enumerate() {
             let args = blklab_fio::parse::split_cmdline(&j.cmdline)
                 .map_err(|e| format!("case {}: fio command line: {e}", case.name))?;
@@ -114,6 +145,13 @@ echo +io > "$P/cgroup.subtree_control""#
         let _ = writeln!(s, "blk_barrier_release {n}");
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
+        }
+        if case.trace_qos {
+            let _ = writeln!(
+                s,
+                "echo 0 > $T/tracing_on\necho 0 > $T/events/iocost/iocost_ioc_vrate_adj/enable\ngrep iocost_ioc_vrate_adj $T/trace > \"$BLKLAB_OUT/{}\" || true",
+                qos_trace_file(r)
+            );
         }
     }
     Ok(s)
@@ -131,4 +169,51 @@ $FIO {} --filename="$dev"
 "#,
         crate::loop_device::raw_fio_options(seconds)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::select;
+
+    fn script(name: &str) -> String {
+        let c = select(&[name.into()]).unwrap().remove(0);
+        case_script(&c, 3, 5, 2).unwrap()
+    }
+
+    #[test]
+    fn the_scheduler_and_its_tunables_are_set_on_the_upper_device() {
+        let s = script("ioprio-rt-be-mq-deadline");
+        let sched = s.find("echo mq-deadline > \"/sys/block/$name/queue/scheduler\"\n");
+        let tun = s.find("echo 1000 > \"/sys/block/$name/queue/iosched/\"prio_aging_expire");
+        assert!(sched.is_some() && tun.is_some(), "{s}");
+        // the tunable exists only once the scheduler is in place
+        assert!(sched < tun);
+        assert!(s.contains("--prioclass=1"), "{s}");
+        // a `none` case tolerates a kernel without the scheduler file
+        let s = script("throttle-riops");
+        assert!(s.contains("echo none > \"/sys/block/$name/queue/scheduler\" 2>/dev/null || true"));
+        assert!(!s.contains("iosched"), "{s}");
+    }
+
+    #[test]
+    fn qos_cases_trace_each_repetition_into_its_own_file() {
+        let s = script("capped-qos-iocost-on");
+        for r in 0..2 {
+            let f = qos_trace_file(r);
+            assert!(
+                s.contains(&format!(
+                    "grep iocost_ioc_vrate_adj $T/trace > \"$BLKLAB_OUT/{f}\""
+                )),
+                "{s}"
+            );
+        }
+        // enabled before the jobs start, cleared per repetition
+        let on = s
+            .find("events/iocost/iocost_ioc_vrate_adj/enable\necho 1 > $T/tracing_on")
+            .unwrap();
+        assert!(on < s.find("blk_barrier_release").unwrap());
+        assert_eq!(s.matches("echo > $T/trace").count(), 2);
+        assert!(!script("capped-qos-iocost-off").contains("tracing"));
+    }
 }

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::sim::kerr::{split_devno, KernelError};
+
 /// Index of a cgroup in the tree; the root is 0.
 pub type CgId = u32;
 
@@ -156,6 +158,162 @@ impl CgroupTree {
     }
 }
 
+/// `BFQ_DEFAULT_GRP_WEIGHT`, `BFQ_MIN_WEIGHT`, `BFQ_MAX_WEIGHT`.
+pub const BFQ_DEFAULT_GRP_WEIGHT: u32 = 100;
+pub const BFQ_MIN_WEIGHT: u64 = 1;
+pub const BFQ_MAX_WEIGHT: u64 = 1000;
+
+/// One accepted write to `io.bfq.weight` (cgroup v2) or
+/// `blkio.bfq.weight_device` (v1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BfqWeightWrite {
+    /// The cgroup's default weight (`bfqgd->weight`).
+    Default(u32),
+    /// A per-device weight; 0 ("default") removes it (`entity.dev_weight`).
+    Device { devno: (u32, u32), weight: u32 },
+}
+
+/// `simple_strtoull(s, &end, 0)`: the value of the leading digits (base
+/// from a 0x or 0 prefix) and the rest of the string.
+fn simple_strtoull(s: &str) -> (u64, &str) {
+    let b = s.as_bytes();
+    let (radix, mut i) = if b.first() == Some(&b'0') {
+        if matches!(b.get(1), Some(b'x') | Some(b'X'))
+            && b.get(2).is_some_and(|c| c.is_ascii_hexdigit())
+        {
+            (16, 2)
+        } else {
+            (8, 0)
+        }
+    } else {
+        (10, 0)
+    };
+    let mut v: u64 = 0;
+    while let Some(d) = b.get(i).and_then(|&c| (c as char).to_digit(radix)) {
+        v = v.wrapping_mul(radix as u64).wrapping_add(d as u64);
+        i += 1;
+    }
+    (v, &s[i..])
+}
+
+/// `sscanf(s, "%llu")`: leading white space, then decimal digits; the rest
+/// is ignored. None when there is no digit.
+fn scan_llu(s: &str) -> Option<u64> {
+    let t = s.trim_start();
+    let t = t.strip_prefix('+').unwrap_or(t);
+    let end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if end == 0 {
+        return None;
+    }
+    Some(t[..end].parse::<u64>().unwrap_or(u64::MAX))
+}
+
+/// `bfq_io_set_weight_legacy`: a default weight, 1..1000, else ERANGE.
+fn bfq_weight_in_range(v: u64) -> Result<u32, KernelError> {
+    if !(BFQ_MIN_WEIGHT..=BFQ_MAX_WEIGHT).contains(&v) {
+        return Err(KernelError::erange(format!(
+            "bfq weight {v} is outside {BFQ_MIN_WEIGHT}..{BFQ_MAX_WEIGHT}"
+        )));
+    }
+    Ok(v as u32)
+}
+
+/// Mirrors `bfq_io_set_weight` (block/bfq-cgroup.c), the write handler of
+/// `io.bfq.weight`: `N` or `default N` sets the cgroup's default weight
+/// (1..1000, else ERANGE); otherwise `MAJ:MIN N|default` goes through
+/// `blkg_conf_prep` (EINVAL for a malformed device) and
+/// `bfq_io_set_device_weight` (0 is ERANGE, a non-number EINVAL, out of
+/// range ERANGE). Whether the device exists and runs bfq (ENODEV,
+/// EOPNOTSUPP) is the caller's to check.
+pub fn parse_bfq_weight(line: &str) -> Result<BfqWeightWrite, KernelError> {
+    let buf = line.trim();
+    let (v, rest) = simple_strtoull(buf);
+    if rest.is_empty() {
+        return bfq_weight_in_range(v).map(BfqWeightWrite::Default);
+    }
+    if let Some(after) = buf.strip_prefix("default") {
+        if let Some(v) = scan_llu(after) {
+            return bfq_weight_in_range(v).map(BfqWeightWrite::Default);
+        }
+    }
+    // blkg_conf_open_bdev: "%u:%u" then white space.
+    let bad_dev = || {
+        KernelError::einval(format!(
+            "'{buf}': expected 'default N', 'N' or 'MAJ:MIN N|default'"
+        ))
+    };
+    let end = buf.find(char::is_whitespace).ok_or_else(bad_dev)?;
+    let ((maj, min), _) = split_devno(&buf[..end]).map_err(|_| bad_dev())?;
+    let body = buf[end..].trim();
+    let v = match scan_llu(body) {
+        Some(0) => {
+            return Err(KernelError::erange(
+                "bfq device weight 0: use 'default' to remove it",
+            ))
+        }
+        Some(v) => v,
+        None if body == "default" => 0,
+        None => {
+            return Err(KernelError::einval(format!(
+                "'{body}' is not a weight or 'default'"
+            )))
+        }
+    };
+    let weight = if v == 0 { 0 } else { bfq_weight_in_range(v)? };
+    Ok(BfqWeightWrite::Device {
+        devno: (maj, min),
+        weight,
+    })
+}
+
+/// Mirrors `bfq_io_set_weight_legacy` behind cgroup v1's `write_u64`
+/// (`kstrtoull(buf, 0)`: EINVAL if not a number), the handler of
+/// `blkio.bfq.weight`.
+pub fn parse_bfq_weight_legacy(line: &str) -> Result<u32, KernelError> {
+    let t = line.trim();
+    let (v, rest) = simple_strtoull(t);
+    if t.is_empty() || !rest.is_empty() {
+        return Err(KernelError::einval(format!("'{t}' is not a number")));
+    }
+    bfq_weight_in_range(v)
+}
+
+impl CgroupTree {
+    /// The bfq weight of cgroup `id` on device `devno`, replaying the
+    /// writes to `io.bfq.weight` and `blkio.bfq.weight` in order
+    /// (`bfq_group_set_weight`: a device weight overrides the default).
+    /// Lines that do not parse were rejected before the run and are skipped.
+    pub fn bfq_weight(&self, id: CgId, devno: (u32, u32)) -> u32 {
+        let mut default = BFQ_DEFAULT_GRP_WEIGHT;
+        let mut dev = 0;
+        for line in self
+            .file(id, "io.bfq.weight")
+            .into_iter()
+            .flat_map(str::lines)
+        {
+            match parse_bfq_weight(line) {
+                Ok(BfqWeightWrite::Default(w)) => default = w,
+                Ok(BfqWeightWrite::Device { devno: d, weight }) if d == devno => dev = weight,
+                _ => {}
+            }
+        }
+        for line in self
+            .file(id, "blkio.bfq.weight")
+            .into_iter()
+            .flat_map(str::lines)
+        {
+            if let Ok(w) = parse_bfq_weight_legacy(line) {
+                default = w;
+            }
+        }
+        if dev != 0 {
+            dev
+        } else {
+            default
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,5 +328,60 @@ mod tests {
         assert_eq!(t.level(b), 2);
         assert!(t.ensure("/a/../b").is_err());
         assert_eq!(CgroupTree::normalize("").unwrap(), "/");
+    }
+
+    #[test]
+    fn bfq_weight_writes() {
+        use crate::sim::kerr::Errno;
+        let d = |l: &str| parse_bfq_weight(l);
+        assert_eq!(d("800").unwrap(), BfqWeightWrite::Default(800));
+        assert_eq!(d("default 100\n").unwrap(), BfqWeightWrite::Default(100));
+        assert_eq!(d("0x10").unwrap(), BfqWeightWrite::Default(16));
+        assert_eq!(
+            d("259:0 300").unwrap(),
+            BfqWeightWrite::Device {
+                devno: (259, 0),
+                weight: 300
+            }
+        );
+        assert_eq!(
+            d("259:0 default").unwrap(),
+            BfqWeightWrite::Device {
+                devno: (259, 0),
+                weight: 0
+            }
+        );
+        for (bad, errno) in [
+            ("0", Errno::Erange),
+            ("1001", Errno::Erange),
+            ("default 0", Errno::Erange),
+            ("default 5000", Errno::Erange),
+            ("259:0 0", Errno::Erange),
+            ("259:0 1001", Errno::Erange),
+            ("259:0 heavy", Errno::Einval),
+            ("sda 100", Errno::Einval),
+            ("default", Errno::Einval),
+            ("10 apples", Errno::Einval),
+        ] {
+            assert_eq!(d(bad).unwrap_err().errno, errno, "{bad}");
+        }
+        assert_eq!(parse_bfq_weight_legacy("500\n").unwrap(), 500);
+        assert_eq!(
+            parse_bfq_weight_legacy("0").unwrap_err().errno,
+            Errno::Erange
+        );
+        assert_eq!(
+            parse_bfq_weight_legacy("five").unwrap_err().errno,
+            Errno::Einval
+        );
+        let mut t = CgroupTree::new();
+        let a = t.ensure("/a").unwrap();
+        assert_eq!(t.bfq_weight(a, (8, 0)), BFQ_DEFAULT_GRP_WEIGHT);
+        t.write_file(a, "io.bfq.weight", "default 800");
+        t.write_file(a, "io.bfq.weight", "8:16 50");
+        assert_eq!(t.bfq_weight(a, (8, 0)), 800);
+        assert_eq!(t.bfq_weight(a, (8, 16)), 50);
+        t.write_file(a, "io.bfq.weight", "8:16 default");
+        assert_eq!(t.bfq_weight(a, (8, 16)), 800);
     }
 }

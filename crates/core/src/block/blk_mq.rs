@@ -14,7 +14,7 @@
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
 use crate::block::layer::BlkHost;
-use crate::block::request::{ReqId, Request};
+use crate::block::request::{ReqId, Request, Submitter};
 use crate::block::rq_qos::QosVerdict;
 use crate::sim::engine::Ev;
 
@@ -224,10 +224,20 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         let bio = b.bios.get(id);
         let alloc_began = bio.t_alloc;
+        // A split piece was submitted by its parent's task.
+        let origin = match bio.origin {
+            Origin::Split { parent } => b.bios.get(parent).origin,
+            o => o,
+        };
+        let submitter = match origin {
+            Origin::Job { job, .. } => Submitter::Job(job),
+            _ => Submitter::Kernel,
+        };
         let rq = Request {
             dev,
             op: bio.op,
             cg: bio.cg,
+            submitter,
             ioprio: bio.ioprio,
             sector: bio.sector,
             bytes: bio.bytes,

@@ -1,7 +1,7 @@
 //! `struct request`: one or more merged bios, a tag, and the timestamps the
 //! controllers use (blk-mq's `start_time_ns`, `alloc_time_ns`, `io_start_time_ns`).
 
-use crate::block::bio::{BioId, DevId, Op};
+use crate::block::bio::{BioId, DevId, JobId, Op};
 use crate::block::blk_cgroup::CgId;
 use crate::block::ioprio::Ioprio;
 use crate::sim::time::Ns;
@@ -14,6 +14,8 @@ pub struct Request {
     pub op: Op,
     /// The blkg of the first bio.
     pub cg: CgId,
+    /// The task that submitted the first bio (its I/O context, `rq->elv.icq`).
+    pub submitter: Submitter,
     pub ioprio: Ioprio,
     pub sector: u64,
     pub bytes: u32,
@@ -32,6 +34,17 @@ pub struct Request {
     pub fifo_time: Ns,
     /// Completion time decided by the device model at issue.
     pub done_time: Ns,
+}
+
+/// The submitting task of a request, as far as the schedulers need it: BFQ
+/// keys its per-process sync queues on the task's I/O context (`bfq_io_cq`).
+/// Every fio job instance is a process of its own; kernel-originated I/O
+/// (page-cache writeback and readahead) is issued by one flusher context.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Submitter {
+    Job(JobId),
+    #[default]
+    Kernel,
 }
 
 impl Request {

@@ -50,3 +50,33 @@ pub(crate) fn ctx<'a>(
         trace,
     }
 }
+
+/// A request of one bio (`bio`) just allocated and inserted at `now`:
+/// sync if it is a read, no issue or completion yet.
+pub(crate) fn request(
+    op: crate::block::bio::Op,
+    cg: crate::block::blk_cgroup::CgId,
+    ioprio: crate::block::ioprio::Ioprio,
+    sector: u64,
+    sectors: u64,
+    bio: crate::block::bio::BioId,
+    now: crate::sim::time::Ns,
+) -> crate::block::request::Request {
+    crate::block::request::Request {
+        dev: 0,
+        op,
+        cg,
+        submitter: Default::default(),
+        ioprio,
+        sector,
+        bytes: (sectors << 9) as u32,
+        sync: op == crate::block::bio::Op::Read,
+        bios: vec![bio],
+        alloc_time: now,
+        start_time: now,
+        insert_time: now,
+        issue_time: 0,
+        fifo_time: 0,
+        done_time: 0,
+    }
+}

@@ -58,6 +58,23 @@ pub const SWITCHES: &[SwitchDef] = &[
         help: "Content-activity-based ioprio promotion (2024 patch, never merged): 'iter-bio' walks the \
                bio's pages before submit, 'add-page' counts pages as they are added.",
     },
+    SwitchDef {
+        name: "bfq.idle_groups",
+        values: &["ed3ecc991c90", "2d29c9f89fcd"],
+        default: "ed3ecc991c90",
+        help: "bfq_asymmetric_scenario's group condition: '2d29c9f89fcd' ('block, bfq: improve asymmetric \
+               scenarios detection', v4.19..v6.1) = any non-root group with pending requests makes the \
+               scenario asymmetric (idling for every sync queue); 'ed3ecc991c90' ('block, bfq: do not idle \
+               if only one group is activated', v6.2+) = only two or more groups with pending requests do.",
+    },
+    SwitchDef {
+        name: "bfq.asym_request_size",
+        values: &["off", "on"],
+        default: "off",
+        help: "Yu Kuai's 2021 patch 'block, bfq: consider request size in bfq_asymmetric_scenario()' \
+               (never merged): several active groups no longer force idling once 1024 requests of one \
+               size were dispatched in a row over at least a second. off = every kernel.",
+    },
 ];
 
 /// The value of every switch for one kernel version.
@@ -86,6 +103,8 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("bfq.idle_groups", "2d29c9f89fcd"),
+            ("bfq.asym_request_size", "off"),
         ],
         notes: "blk-throttle of v5.3..v6.15 (one FIFO per direction, joint bps/iops charging, no minimum \
                 iops wait) is not modelled: throttle.wait=current is the nearest; with one limit per \
@@ -101,6 +120,8 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("bfq.idle_groups", "ed3ecc991c90"),
+            ("bfq.asym_request_size", "off"),
         ],
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
                 the fix (f76581f9f1d2) reached 6.12.y stable too: the harness's 6.12.117 shows HZ/10 \
@@ -117,6 +138,8 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("bfq.idle_groups", "ed3ecc991c90"),
+            ("bfq.asym_request_size", "off"),
         ],
         notes: "Carries the blk-throttle slice fix (HZ/10 on every device); predates the 2026 \
                 blk-iocost busy_level fix.",
@@ -130,6 +153,8 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("bfq.idle_groups", "ed3ecc991c90"),
+            ("bfq.asym_request_size", "off"),
         ],
         notes: "",
     },

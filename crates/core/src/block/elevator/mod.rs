@@ -4,6 +4,7 @@
 //! whenever the device can take more. `none` is a FIFO; mq-deadline is its own
 //! module.
 
+pub mod bfq;
 pub mod mq_deadline;
 pub mod none;
 
@@ -67,8 +68,9 @@ pub fn build(
         "none" => Ok(Box::new(none::NoneSched::default())),
         // "deadline" is the kernel's elevator_alias for mq-deadline.
         "mq-deadline" | "deadline" => Ok(Box::new(mq_deadline::MqDeadline::new(dev))),
+        "bfq" => Ok(Box::new(bfq::Bfq::new(dev))),
         other => Err(format!(
-            "unknown I/O scheduler '{other}' (available: none, mq-deadline)"
+            "unknown I/O scheduler '{other}' (available: none, mq-deadline, bfq)"
         )),
     }
 }

@@ -73,22 +73,9 @@ impl H {
     fn mkreq(&mut self, op: Op, sector: u64, sectors: u64, prio: Ioprio, cg: CgId) -> ReqId {
         let b = self.next_bio;
         self.next_bio += 1;
-        self.reqs.insert(Request {
-            dev: 0,
-            op,
-            cg,
-            ioprio: prio,
-            sector,
-            bytes: (sectors << 9) as u32,
-            sync: op == Op::Read,
-            bios: vec![b],
-            alloc_time: self.now,
-            start_time: self.now,
-            insert_time: self.now,
-            issue_time: 0,
-            fifo_time: 0,
-            done_time: 0,
-        })
+        self.reqs.insert(crate::block::testutil::request(
+            op, cg, prio, sector, sectors, b, self.now,
+        ))
     }
     fn ins(&mut self, op: Op, sector: u64, sectors: u64, prio: Ioprio) -> ReqId {
         let id = self.mkreq(op, sector, sectors, prio, 0);

@@ -135,6 +135,7 @@ impl Sim {
             dev: 0,
             op: bio.op,
             cg: bio.cg,
+            submitter: Default::default(),
             ioprio: bio.ioprio,
             sector: bio.sector,
             bytes: bio.bytes,

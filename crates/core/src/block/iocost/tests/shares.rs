@@ -201,6 +201,7 @@ fn latency_and_rq_wait_accounting() {
         dev: 0,
         op,
         cg: 0,
+        submitter: Default::default(),
         ioprio: Ioprio::default(),
         sector: 0,
         bytes,

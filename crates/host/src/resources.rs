@@ -1,9 +1,10 @@
-//! Everything the harness creates on the host is registered here the moment
-//! it exists, and removed in reverse order: when a case ends, when the harness
-//! returns early with an error, and when SIGINT / SIGTERM arrive (the signal
-//! handler only raises a flag; the harness polls it while fio runs, stops its
-//! own fio processes by pid, cleans up and exits). Nothing that was not
-//! registered is ever removed, so devices and groups of others stay untouched.
+//! What a blklab command creates or changes on a real host (the conformance
+//! harness, `blklab calibrate`) is registered here the moment it exists, and
+//! undone newest first: when the work ends, when it returns early with an
+//! error, and after SIGINT / SIGTERM (the signal handler only raises a flag;
+//! the command polls it while fio runs, stops its own fio processes by pid,
+//! cleans up and exits). Nothing that was not registered is ever touched, so
+//! devices, groups and settings of others stay as they are.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -48,7 +49,7 @@ pub fn signal() -> i32 {
     SIGNAL.load(Ordering::SeqCst) as i32
 }
 
-/// One thing the harness created.
+/// One thing a command created or changed.
 #[derive(Debug, Clone)]
 pub enum Resource {
     /// A backing file on tmpfs.
@@ -62,19 +63,35 @@ pub enum Resource {
     /// `enable=0` to io.cost.qos and `ctrl=auto` to io.cost.model, as the
     /// kernel keeps the lines otherwise.
     Iocost { root: PathBuf, devno: String },
+    /// A sysfs attribute we changed (queue/scheduler, queue/nomerges): the
+    /// value to write back.
+    Sysfs { path: PathBuf, old: String },
 }
 
-/// The registry of one case's resources.
+/// The registry.
 #[derive(Debug, Default)]
 pub struct Resources {
     items: Vec<Resource>,
-    /// What could not be removed (reported, never fatal).
+    /// What could not be undone (reported by the caller, never fatal).
     pub problems: Vec<String>,
+    /// Print the problems on stderr under this name when the registry is
+    /// dropped (for commands that report nothing else about cleanup).
+    report_on_drop: Option<&'static str>,
 }
 
 impl Resources {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A registry that prints what it could not undo when dropped, as
+    /// "`who`: cleanup: …".
+    pub fn reporting(who: &'static str) -> Self {
+        Resources {
+            items: Vec::new(),
+            problems: Vec::new(),
+            report_on_drop: Some(who),
+        }
     }
 
     pub fn add(&mut self, r: Resource) {
@@ -102,6 +119,11 @@ impl Resources {
 impl Drop for Resources {
     fn drop(&mut self) {
         self.release();
+        if let Some(who) = self.report_on_drop {
+            for p in self.problems.drain(..) {
+                eprintln!("{who}: cleanup: {p}");
+            }
+        }
     }
 }
 
@@ -110,13 +132,27 @@ fn release_one(r: &Resource) -> Result<(), String> {
         Resource::File(p) => {
             std::fs::remove_file(p).map_err(|e| format!("cannot remove {}: {e}", p.display()))
         }
+        Resource::Sysfs { path, old } => {
+            // A device that went away takes its attributes with it.
+            if !path.exists() {
+                return Ok(());
+            }
+            std::fs::write(path, old)
+                .map_err(|e| format!("restoring \"{old}\" to {}: {e}", path.display()))
+        }
         Resource::Loop(dev) => {
             // A loop device may stay busy for a moment after fio exits.
             let mut last = String::new();
-            for _ in 0..20 {
+            for _ in 0..30 {
                 match Command::new("losetup").arg("-d").arg(dev).output() {
                     Ok(o) if o.status.success() => return Ok(()),
-                    Ok(o) => last = String::from_utf8_lossy(&o.stderr).trim().to_string(),
+                    Ok(o) => {
+                        last = String::from_utf8_lossy(&o.stderr).trim().to_string();
+                        // Already detached (by someone else, or autoclear).
+                        if last.contains("No such device") || !dev.exists() {
+                            return Ok(());
+                        }
+                    }
                     Err(e) => last = e.to_string(),
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
@@ -158,5 +194,44 @@ fn release_one(r: &Resource) -> Result<(), String> {
                 Err(errs.join("; "))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn release_undoes_newest_first_and_forgets_what_is_gone() {
+        let dir = std::env::temp_dir().join(format!("blklab-res-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let attr = dir.join("scheduler");
+        std::fs::write(&attr, "mq-deadline").unwrap();
+        let file = dir.join("case.img");
+        std::fs::write(&file, b"x").unwrap();
+        let mut r = Resources::new();
+        r.add(Resource::Sysfs {
+            path: attr.clone(),
+            old: "none".into(),
+        });
+        r.add(Resource::File(file.clone()));
+        // a changed attribute of a device that went away is not an error
+        r.add(Resource::Sysfs {
+            path: dir.join("gone/scheduler"),
+            old: "none".into(),
+        });
+        r.release();
+        assert!(r.problems.is_empty(), "{:?}", r.problems);
+        assert!(!file.exists());
+        assert_eq!(std::fs::read_to_string(&attr).unwrap(), "none");
+        // nothing is undone twice
+        std::fs::write(&attr, "bfq").unwrap();
+        r.release();
+        assert_eq!(std::fs::read_to_string(&attr).unwrap(), "bfq");
+        // a file someone else removed is reported, not fatal
+        r.add(Resource::File(file.clone()));
+        r.release();
+        assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
