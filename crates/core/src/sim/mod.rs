@@ -10,4 +10,5 @@ pub mod rng;
 pub mod slab;
 pub mod switches;
 pub mod time;
+pub mod timer;
 pub mod trace;

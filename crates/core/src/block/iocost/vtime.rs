@@ -3,6 +3,7 @@
 //! `ioc_refresh_vrate` and `ioc_adjust_base_vrate`.
 
 use crate::block::ctx::Ctx;
+use crate::sim::timer;
 
 use super::params::*;
 use super::*;
@@ -20,15 +21,14 @@ impl IoCost {
     }
 
     /// `ioc_start_period`: a new period begins now; the period timer is a
-    /// jiffies timer armed `usecs_to_jiffies(period_us)` ticks ahead, so it
-    /// fires on a tick boundary (7 ms at HZ=250 becomes 8 ms).
+    /// `timer_list` armed for `jiffies + usecs_to_jiffies(period_us)`, so it
+    /// runs on a tick, one jiffy after the one it names (sim/timer.rs): at
+    /// HZ=250 a 7 ms period asks for 2 jiffies and lasts 12 ms.
     pub(crate) fn start_period(&mut self, now: &IocNow) {
         self.period_at = now.now;
         self.period_at_vtime = now.vnow;
-        let hz = self.hz.0 as u64;
-        let jiffies_ahead = div_round_up(self.period_us * hz, 1_000_000);
-        let expires = self.hz.jiffies(now.now_ns) + jiffies_ahead;
-        self.period_timer = Some(self.hz.jiffy_start(expires));
+        let ahead = timer::usecs_to_jiffies(self.hz, self.period_us);
+        self.period_timer = Some(timer::fires_at(self.hz, now.now_ns, ahead));
     }
 
     /// `ioc_refresh_margins`
@@ -132,6 +132,12 @@ impl IoCost {
 
     /// `ioc_refresh_vrate`: pay back vtime thrown away (`vtime_err`) over the
     /// rest of the period by running vnow faster (at most 2x) or slower (0.5x).
+    /// As in the kernel, the rest of the period is taken as `period_us`
+    /// (called right after `ioc_start_period`), while the timer wheel runs the
+    /// period for `usecs_to_jiffies(period_us) + 1` jiffies: the compensated
+    /// rate lasts that long and the surplus is never booked against
+    /// `vtime_err` (12/7 of the debt at HZ=250 with a 7 ms period, 8/7 at
+    /// HZ=1000; tests/vrate_comp.rs).
     pub(crate) fn refresh_vrate(&mut self, now: &IocNow) {
         let pleft = (self.period_at + self.period_us) as i64 - now.now as i64;
         let vperiod = (self.period_us as i64).wrapping_mul(self.vtime_base_rate as i64);

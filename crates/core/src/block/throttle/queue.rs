@@ -7,6 +7,7 @@ use std::collections::{BTreeSet, VecDeque};
 
 use super::{QBio, Throttle};
 use crate::block::blk_cgroup::CgId;
+use crate::sim::timer::wheel_expiry;
 
 /// Service queue id: 0 is the device level, `cg + 1` is group cg's queue.
 pub(crate) type SqId = u32;
@@ -56,30 +57,6 @@ impl Sq {
     pub fn queued(&self, d: usize) -> u32 {
         self.nr_queued_bps[d] + self.nr_queued_iops[d]
     }
-}
-
-/// When a kernel timer armed at jiffy `now` for `expires` really fires
-/// (kernel/time/timer.c `calc_wheel_index`, `calc_index`, since v4.8). The
-/// wheel guarantees a timer never fires early, so every level rounds the
-/// expiry *up* by one unit of its granularity: `((expires >> 3k) + 1) << 3k`
-/// for level k, which is `expires + 1` at level 0 (deltas below 63 jiffies).
-/// A timer for jiffy J therefore runs in the softirq of tick J + 1, and from
-/// 63 jiffies ahead on in an 8-, 64-, 512-… jiffy bucket. An expiry already
-/// reached goes into the bucket of the wheel's clock and runs at the next tick.
-/// The wheel clock is taken as `now + 1` (the softirq of the current tick has
-/// run, so `base->clk` has moved past it).
-pub(crate) fn wheel_expiry(now: u64, expires: u64) -> u64 {
-    let clk = now + 1;
-    if expires < clk {
-        return clk;
-    }
-    let delta = expires - clk;
-    let mut lvl = 0u32;
-    while lvl < 8 && delta >= (63u64 << (3 * lvl)) {
-        lvl += 1;
-    }
-    let sh = 3 * lvl;
-    ((expires >> sh) + 1) << sh
 }
 
 impl Throttle {
@@ -249,22 +226,5 @@ impl Throttle {
             return true;
         }
         false
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::wheel_expiry;
-
-    #[test]
-    fn timer_wheel_granularity() {
-        assert_eq!(wheel_expiry(100, 100), 101); // a past or current expiry fires at the next tick
-        assert_eq!(wheel_expiry(100, 50), 101);
-        assert_eq!(wheel_expiry(100, 101), 102); // level 0 rounds up by one jiffy
-        assert_eq!(wheel_expiry(0, 23), 24);
-        assert_eq!(wheel_expiry(0, 63), 64); // delta 62 from clk 1: level 0
-        assert_eq!(wheel_expiry(0, 64), 72); // delta 63: level 1, 8-jiffy buckets
-        assert_eq!(wheel_expiry(0, 800), 832); // 8-slice cap at HZ=1000, S=100: level 2
-        assert_eq!(wheel_expiry(832, 1000), 1008);
     }
 }

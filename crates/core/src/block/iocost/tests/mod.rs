@@ -414,3 +414,4 @@ fn hweights_flat_and_nested() {
 mod harness;
 use harness::Shared;
 mod shares;
+mod vrate_comp;
