@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 row() { # label sed-program
   sed -e "$2" "$E" >"$tmp/s.toml"
   out=$("$B" compare "$tmp/s.toml" --variant ioprio.content_activity=off,iter-bio,add-page)
-  read -r off ib ap chg < <(echo "$out" | grep -E '^ +MB/s' | head -1 | awk '{print $2, $3, $4, $5}')
+  read -r off ib ap chg < <(echo "$out" | grep -E '^ +MiB/s' | head -1 | awk '{print $2, $3, $4, $5}')
   rt=$(echo "$out" | grep 'bios RT' | head -1 | awk '{print $(NF-1)}')
   hit=$(echo "$out" | grep 'read hit' | awk '{print $(NF-3)}')
   echo "| $1 | $off | $ib | $ap | $chg | $rt % | $hit % |"

@@ -122,6 +122,15 @@ pub fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Start a new peak: writing 5 to /proc/self/clear_refs resets VmHWM to
+/// the current RSS (Linux 4.0+), so each case reports its own peak rather
+/// than the largest of the cases before it. Where that is refused the
+/// figure is the process's peak so far (and the line says "n/a" only when
+/// /proc has no VmHWM at all).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
 pub fn run_case(
     case: &str,
     cgroups: usize,
@@ -129,6 +138,7 @@ pub fn run_case(
     norandommap: bool,
 ) -> anyhow::Result<BenchResult> {
     let cfg = config(cgroups, seconds, norandommap);
+    reset_peak_rss();
     let t0 = Instant::now();
     let mut sim = blklab_lab::runner::build_sim(&cfg, None)?;
     let r = sim.run();
@@ -144,4 +154,30 @@ pub fn run_case(
         wall_seconds: wall,
         peak_rss_kib: peak_rss_kib(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A case after a bigger one reports its own peak: allocate and touch
+    /// 64 MiB, drop it, reset, and the peak is back below it.
+    #[test]
+    fn peak_rss_is_per_case() {
+        let Some(before) = peak_rss_kib() else {
+            eprintln!("SKIP: no VmHWM in /proc/self/status");
+            return;
+        };
+        let big = vec![1u8; 64 << 20];
+        std::hint::black_box(&big);
+        let peak = peak_rss_kib().unwrap();
+        assert!(peak >= before + (60 << 10), "{before} -> {peak}");
+        drop(big);
+        reset_peak_rss();
+        let after = peak_rss_kib().unwrap();
+        assert!(
+            after + (32 << 10) < peak,
+            "peak {peak} KiB, after reset {after} KiB"
+        );
+    }
 }

@@ -15,9 +15,32 @@ pub const EXIT_NOT_ROOT: u8 = 3;
 pub const EXIT_NO_TRACING: u8 = 4;
 /// Exit status for other failures (bad device, I/O error, bad recording).
 pub const EXIT_FAILURE: u8 = 1;
+/// Exit status for bad arguments (as clap's usage errors).
+pub const EXIT_USAGE: u8 = 2;
+
+/// A device as the user names it: `vda` or `/dev/vda` (the name under
+/// /sys/class/block either way).
+pub fn device_name(dev: &str) -> String {
+    dev.strip_prefix("/dev/").unwrap_or(dev).to_string()
+}
+
+/// A report interval: at least 1 ms (`top` and `record` alike).
+fn interval_ok(cmd: &str, ms: u64) -> bool {
+    if ms == 0 {
+        eprintln!("blklab {cmd}: --interval must be at least 1 ms");
+        return false;
+    }
+    true
+}
 
 /// The exit status and message for a host error.
 pub fn host_error(e: &HostError) -> (ExitCode, String) {
+    if let HostError::Io { source, .. } = e {
+        // `blklab top | head`: the reader has all it wanted
+        if source.kind() == std::io::ErrorKind::BrokenPipe {
+            return (ExitCode::SUCCESS, String::new());
+        }
+    }
     let code = match e {
         HostError::NotRoot { .. } => EXIT_NOT_ROOT,
         HostError::NoTracefs(_) | HostError::NoBlkTracer { .. } | HostError::TracerBusy { .. } => {
@@ -54,17 +77,23 @@ fn losses(s: &TopSummary) -> Option<String> {
 pub fn top(
     devices: Vec<String>,
     cgroups: Vec<String>,
-    interval_ms: u64,
+    interval_ms: Option<u64>,
     extended: bool,
     count: Option<u64>,
     from: Option<PathBuf>,
 ) -> ExitCode {
-    if interval_ms == 0 {
-        eprintln!("blklab top: --interval must be at least 1 ms");
-        return ExitCode::from(2);
+    if from.is_some() && interval_ms.is_some() {
+        eprintln!(
+            "blklab top: --interval does not apply to --from: a recording is reported at its own period (record --interval)"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
+    let interval_ms = interval_ms.unwrap_or(1000);
+    if !interval_ok("top", interval_ms) {
+        return ExitCode::from(EXIT_USAGE);
     }
     let opts = TopOptions {
-        devices,
+        devices: devices.iter().map(|d| device_name(d)).collect(),
         cgroups,
         interval_ms,
         count,
@@ -87,7 +116,9 @@ pub fn top(
         }
         Err(e) => {
             let (code, msg) = host_error(&e);
-            eprintln!("{msg}");
+            if !msg.is_empty() {
+                eprintln!("{msg}");
+            }
             code
         }
     }
@@ -105,14 +136,17 @@ pub fn record(
         Some(s) if s.is_finite() && s > 0.0 => Some((s * 1000.0).round() as u64),
         Some(s) => {
             eprintln!("blklab record: --duration {s}: expected a positive number of seconds");
-            return ExitCode::from(2);
+            return ExitCode::from(EXIT_USAGE);
         }
     };
+    if !interval_ok("record", interval_ms) {
+        return ExitCode::from(EXIT_USAGE);
+    }
     let opts = RecordOptions {
-        devices,
+        devices: devices.iter().map(|d| device_name(d)).collect(),
         output: output.to_path_buf(),
         duration_ms,
-        stat_interval_ms: interval_ms.max(1),
+        stat_interval_ms: interval_ms,
         ..Default::default()
     };
     match blklab_host::record(&opts) {

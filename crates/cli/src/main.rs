@@ -79,16 +79,18 @@ enum Cmd {
         fio_log_dir: PathBuf,
     },
     /// Per-cgroup block I/O latency on this host (the iotrack report from the kernel's blk tracer; root).
+    /// Exit status: 0 done (also when the reader of the output goes away),
+    /// 1 failure, 2 bad arguments, 3 not root, 4 no block tracing.
     Top {
-        /// Block device to watch (repeatable; default: every device that can be traced).
+        /// Block device to watch, `vda` or `/dev/vda` (repeatable; default: every device that can be traced).
         #[arg(long = "device", value_name = "DEV")]
         device: Vec<String>,
         /// Cgroup to show after "/" (repeatable, path below the cgroup root; default: every one seen).
         #[arg(long = "cgroup", value_name = "PATH")]
         cgroup: Vec<String>,
-        /// Report interval, ms.
-        #[arg(long, default_value_t = 1000, value_name = "MS")]
-        interval: u64,
+        /// Report interval, ms (default 1000; not with --from, which has the recorded period).
+        #[arg(long, value_name = "MS")]
+        interval: Option<u64>,
         /// Extended layout (iotrack -x).
         #[arg(short = 'x', long = "extended")]
         extended: bool,
@@ -101,7 +103,7 @@ enum Cmd {
     },
     /// Record this host's block I/O events (per cgroup) to a file for `top --from` or a replay job (root).
     Record {
-        /// Block device to record (repeatable).
+        /// Block device to record, `vda` or `/dev/vda` (repeatable).
         #[arg(long = "device", value_name = "DEV", required = true)]
         device: Vec<String>,
         /// Seconds to record (default: until Ctrl-C).
@@ -138,6 +140,8 @@ enum Cmd {
         interval_ms: u64,
     },
     /// Validate scenarios and report every problem with file, line and expectation.
+    /// Exit status: 0 all valid, 2 a scenario is invalid (as `run` and
+    /// `compare` exit on an invalid scenario), 1 another failure.
     Check { scenarios: Vec<PathBuf> },
     /// List the kernel-behaviour switches (with --kernel, that kernel's profile).
     Switches {
@@ -159,6 +163,11 @@ enum Cmd {
         norandommap: bool,
     },
     /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
+    ///
+    /// Exit status: 0 every selected case ran and passed; 1 harness error;
+    /// 3 a tolerance was missed; 4 the host cannot run any case (what is
+    /// missing is listed); 5 no failure, but some cases are not runnable
+    /// here; 128+N interrupted by signal N (130 for Ctrl-C).
     Conformance(ConformanceArgs),
     /// Measure a real block device (or a file, through a loop device) with fio and fit a device model (root).
     Calibrate(CalibrateArgs),
@@ -221,19 +230,56 @@ struct ConformanceArgs {
     list_kernels: bool,
 }
 
+/// Exit status of every command for input it refuses (an invalid scenario
+/// or argument), as clap exits on a usage error: `check`, `run` and
+/// `compare` agree on the same file. 1 is for everything else.
+const EXIT_BAD_INPUT: u8 = 2;
+
+/// An error in what the user gave (scenario, arguments): exit status 2.
+#[derive(Debug)]
+struct BadInput(String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BadInput {}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match real_main(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("blklab: {e:#}");
-            ExitCode::from(1)
+            if e.downcast_ref::<BadInput>().is_some() {
+                ExitCode::from(EXIT_BAD_INPUT)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
 
+/// Print to stdout; a reader that went away (`blklab ... | head`) ends the
+/// output quietly instead of failing.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+/// A scenario the simulator cannot set up is invalid input, as `check`
+/// reports it.
+fn setup_error(e: anyhow::Error) -> anyhow::Error {
+    BadInput(format!("{e:#}")).into()
+}
+
 fn load(path: &Path) -> Result<Scenario> {
-    let sc = Scenario::load(path).map_err(|e| anyhow!("{e}"))?;
+    let sc = Scenario::load(path).map_err(|e| BadInput(e.to_string()))?;
     for w in &sc.warnings {
         eprintln!("warning: {w}");
     }
@@ -302,7 +348,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             fio_log_dir,
         } => {
             let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
+            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)
+                .map_err(|e| BadInput(e.to_string()))?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(
                     blklab_lab::trace_file::FileSink::create(p)
@@ -311,13 +358,19 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 None => None,
             };
             if !["summary", "normal", "json"].contains(&output_format.as_str()) {
-                bail!("--output-format {output_format}: expected normal, json or summary");
+                return Err(BadInput(format!(
+                    "--output-format {output_format}: expected normal, json or summary"
+                ))
+                .into());
             }
             let json = output_format == "json";
             let fio_logs = sc.config.jobs.iter().any(|j| j.spec.logs.any());
             let observe = timeseries.is_some() || report_path.is_some() || fio_logs;
             if observe && (iotrack.is_some() || show_files) {
-                bail!("--timeseries, --report and fio's log options: not together with --iotrack or --show-files");
+                return Err(BadInput(
+                    "--timeseries, --report and fio's log options: not together with --iotrack or --show-files".into(),
+                )
+                .into());
             }
             let mut series = None;
             let pb = progress::spinner(&scenario.display().to_string());
@@ -338,17 +391,25 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                         interval_ms: ms,
                         extended,
                     };
-                    let (o, r, sim) = blklab_lab::iotrack_run::run(&sc, &sc.config, sink, opts)?;
+                    let (o, r, sim) = blklab_lab::iotrack_run::run(&sc, &sc.config, sink, opts)
+                        .map_err(setup_error)?;
                     (o, Some(r), Some(sim))
                 }
                 None if show_files => {
-                    let mut sim = runner::prepare(&sc, &sc.config, sink)?;
+                    let mut sim = runner::prepare(&sc, &sc.config, sink).map_err(setup_error)?;
                     let result = sim.run();
                     (runner::outcome(&sc, &sim, result), None, Some(sim))
                 }
-                None => (runner::run(&sc, &sc.config, sink)?, None, None),
+                None => (
+                    runner::run(&sc, &sc.config, sink).map_err(setup_error)?,
+                    None,
+                    None,
+                ),
             };
             pb.finish_and_clear();
+            for w in runner::unapplied_writes(&sc.config, &out.result) {
+                eprintln!("warning: {w}");
+            }
             let mut text = String::new();
             // the tool's interval blocks come first, as they would during a run;
             // with JSON output they go to stderr (where the tool prints them)
@@ -402,7 +463,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             blklab_lab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab_lab::output::write_atomic(&p, text.as_bytes())?,
-                None => print!("{text}"),
+                None => emit(&text)?,
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -417,7 +478,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             interval_ms,
         } => {
             let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
+            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)
+                .map_err(|e| BadInput(e.to_string()))?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
@@ -497,7 +559,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 }
             }
             Ok(if bad > 0 {
-                ExitCode::from(2)
+                ExitCode::from(EXIT_BAD_INPUT)
             } else {
                 ExitCode::SUCCESS
             })

@@ -295,6 +295,13 @@ impl DirStats {
             .checked_div(self.runtime_ms)
             .unwrap_or(0)
     }
+    /// IOPS as fio's text prints it (`show_ddir_status`): the integer
+    /// quotient, truncated.
+    pub fn iops_truncated(&self) -> u64 {
+        (1000 * self.total_ios)
+            .checked_div(self.runtime_ms)
+            .unwrap_or(0)
+    }
     pub fn iops(&self) -> f64 {
         if self.runtime_ms == 0 {
             0.0

@@ -183,7 +183,7 @@ fn ddir_status(
     }
     let p2 = i2p(rs.kb_base);
     let bw = 1000 * ds.io_bytes / runt;
-    let iops = 1000 * ds.total_ios / runt;
+    let iops = ds.iops_truncated();
     let _ = writeln!(
         out,
         "  {}: IOPS={}, BW={} ({})({}/{}msec)",

@@ -178,8 +178,11 @@ pub struct RecordReader<R: BufRead> {
 }
 
 impl RecordReader<std::io::BufReader<std::fs::File>> {
+    /// Open a recording: a regular file (a device or FIFO is refused, so that
+    /// `/dev/zero` cannot be read forever).
     pub fn open(path: &Path) -> Result<Self> {
-        let f = std::fs::File::open(path).map_err(|e| HostError::io(path, e))?;
+        let f = blklab_input::open_regular(path, "recording")
+            .map_err(|e| HostError::Other(e.to_string()))?;
         RecordReader::new(std::io::BufReader::new(f), path)
     }
 }
@@ -224,15 +227,23 @@ impl<R: BufRead> RecordReader<R> {
 
     fn next_line(&mut self) -> Result<bool> {
         loop {
-            self.line.clear();
-            let n = self
-                .r
-                .read_line(&mut self.line)
-                .map_err(|e| HostError::io(&self.path, e))?;
-            if n == 0 {
-                return Ok(false);
-            }
+            let max = blklab_input::MAX_RECORD_LINE_BYTES;
+            let got = blklab_input::read_line_capped(&mut self.r, &mut self.line, max);
             self.line_no += 1;
+            match got {
+                Ok(blklab_input::Line::Eof) => return Ok(false),
+                Ok(blklab_input::Line::Read) => {}
+                Ok(blklab_input::Line::TooLong) => {
+                    return Err(self.bad(&format!(
+                        "a line longer than {max} bytes (starts '{}'): not a recording line",
+                        blklab_input::excerpt(&self.line)
+                    )))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    return Err(self.bad(&e.to_string()))
+                }
+                Err(e) => return Err(HostError::io(&self.path, e)),
+            }
             let t = self.line.trim();
             if t.is_empty() || t.starts_with('#') {
                 continue;
@@ -330,7 +341,11 @@ impl<R: BufRead> RecordReader<R> {
             a => {
                 let action = match a {
                     "Q" | "X" | "D" | "C" | "R" => Action::parse(a).unwrap_or(Action::Queue),
-                    _ => return Err(self.bad(&format!("unknown line kind {a:?}"))),
+                    _ => {
+                        return Err(
+                            self.bad(&format!("unknown line kind '{}'", blklab_input::excerpt(a)))
+                        )
+                    }
                 };
                 let time_ns = num(1, "time")?;
                 let dev = self.dev_of(num(2, "dev index")?)?;
@@ -427,9 +442,26 @@ pub struct Recording {
     pub truncated: bool,
 }
 
-/// Read a recording into per-cgroup I/O streams (memory grows with the file).
+/// Read a recording into per-cgroup I/O streams. Memory grows with the
+/// file, so the file may be at most `blklab_input::MAX_RECORDING_BYTES`.
 pub fn read_recording(path: &Path) -> Result<Recording> {
-    let mut rd = RecordReader::open(path)?;
+    let f = blklab_input::open_regular(path, "recording")
+        .map_err(|e| HostError::Other(e.to_string()))?;
+    let len = f.metadata().map_err(|e| HostError::io(path, e))?.len();
+    let limit = blklab_input::MAX_RECORDING_BYTES;
+    if len > limit {
+        return Err(HostError::Other(format!(
+            "{}: a recording of {len} bytes; a replay reads at most {limit} bytes (see docs/scenario.md, Limits)",
+            path.display()
+        )));
+    }
+    // the cap holds even if the file grows while it is read
+    let r = std::io::BufReader::new(std::io::Read::take(f, limit));
+    read_recording_from(RecordReader::new(r, path)?)
+}
+
+/// [`read_recording`] from an open reader (the fuzz target reads bytes).
+pub fn read_recording_from<R: BufRead>(mut rd: RecordReader<R>) -> Result<Recording> {
     let mut streams: Vec<CgroupStream> = Vec::new();
     let mut by_cg: BTreeMap<u32, usize> = BTreeMap::new();
     let mut first = None;

@@ -542,10 +542,29 @@ pub fn record(opts: &RecordOptions) -> Result<RecordSummary> {
 type StatTick = (Ns, Vec<(u32, [u64; 11])>);
 
 /// The `top` report from a recording: one interval per recorded stat tick
-/// (`opts.interval_ms` is not used; the recorded period is). Only
-/// `cgroups`, `count`, `extended`, `thresh`, `max_pending`, `stale_ns` apply.
+/// (`opts.interval_ms` is not used; the recorded period is: the CLI refuses
+/// an explicit `--interval` with `--from`). `devices`, when not empty,
+/// selects recorded devices (each must be in the recording); `cgroups`,
+/// `count`, `extended`, `thresh`, `max_pending`, `stale_ns` apply as live.
 pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Result<TopSummary> {
     let mut rd = RecordReader::open(path)?;
+    // the devices `--device` names, each of which must be in the recording
+    // (a recording defines its devices before its first tick)
+    let keep = |devices: &[(u32, String)]| -> Result<Vec<(u32, String)>> {
+        if opts.devices.is_empty() {
+            return Ok(devices.to_vec());
+        }
+        opts.devices
+            .iter()
+            .map(|want| {
+                devices
+                    .iter()
+                    .find(|d| &d.1 == want)
+                    .cloned()
+                    .ok_or_else(|| not_recorded(path, want, devices))
+            })
+            .collect()
+    };
     let mut rep = Reporter {
         acct: Accountant::new(AccountConfig {
             thresh: opts.thresh,
@@ -570,7 +589,7 @@ pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Res
         let same_tick = matches!((&item, &group), (Some(Item::Stat { time_ns, .. }), Some((t, _))) if time_ns == t);
         if !same_tick {
             if let Some((t, stats)) = group.take() {
-                rep.devices = rd.devices.clone();
+                rep.devices = keep(&rd.devices)?;
                 let unix = rd.start_unix_s + t.saturating_sub(rd.start_mono_ns) / 1_000_000_000;
                 go = rep.report(t, unix, stats)?;
                 if !go {
@@ -601,6 +620,7 @@ pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Res
             Some(Item::End { .. }) => {}
         }
     }
+    keep(&rd.devices)?;
     Ok(TopSummary {
         intervals: rep.intervals,
         parse: ParseStats::default(),
@@ -609,6 +629,23 @@ pub fn top_from_file(path: &Path, opts: &TopOptions, out: &mut dyn Write) -> Res
         ring_dropped: rep.ring.1,
         last: rep.prev.map(|p| p.1).unwrap_or_default(),
     })
+}
+
+/// The error for a `--device` the recording does not have.
+fn not_recorded(path: &Path, want: &str, devices: &[(u32, String)]) -> HostError {
+    let have: Vec<&str> = devices.iter().map(|d| d.1.as_str()).collect();
+    HostError::Device {
+        dev: want.to_string(),
+        msg: format!(
+            "not in the recording {} (its devices: {})",
+            path.display(),
+            if have.is_empty() {
+                "none".to_string()
+            } else {
+                have.join(", ")
+            }
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! Result tables: the summary the seed experiments print (one row per job or
-//! group: IOPS, MB/s, slat avg, clat avg/max/p90/p99/p99.9/p99.99 in ms) and
+//! group: IOPS, MiB/s, slat avg, clat avg/max/p90/p99/p99.9/p99.99 in ms) and
 //! the side-by-side table of `blklab compare`.
 
 use std::fmt::Write as _;
@@ -7,6 +7,11 @@ use std::fmt::Write as _;
 use blklab_fio::DirStats;
 
 use crate::runner::GroupResult;
+
+/// Widest column a table pads to. Labels are shorter (scenario limits),
+/// but a table built from other rows must not make the formatter panic
+/// (a width past 65535 does).
+const MAX_COL: usize = 1024;
 
 /// Width of a comparison table's value columns: the longest variant name,
 /// at least 10.
@@ -16,7 +21,7 @@ fn variant_width<T>(variants: &[(String, T)]) -> usize {
         .map(|v| v.0.len())
         .max()
         .unwrap_or(0)
-        .max(10)
+        .clamp(10, MAX_COL)
 }
 
 /// The comparison tables' last column: the change from the first variant
@@ -37,8 +42,10 @@ fn change_cell(s: &mut String, vals: &[f64]) {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     pub label: String,
+    /// As fio's text prints it (truncated).
     pub iops: f64,
-    pub mbps: f64,
+    /// MiB/s (fio's "BW=...MiB/s").
+    pub mibps: f64,
     pub slat_ms: f64,
     pub clat_ms: f64,
     pub clat_max_ms: f64,
@@ -55,8 +62,8 @@ impl Row {
         let p = |i: usize| pct.get(i).map(|x| x.1 as f64 / 1e6).unwrap_or(0.0);
         Row {
             label: g.label.clone(),
-            iops: m.iops().round(),
-            mbps: m.bw_bytes() as f64 / 1024.0 / 1024.0,
+            iops: m.iops_truncated() as f64,
+            mibps: m.bw_bytes() as f64 / 1024.0 / 1024.0,
             slat_ms: m.slat.stat.mean / 1e6,
             clat_ms: m.clat.stat.mean / 1e6,
             clat_max_ms: m.clat.stat.max as f64 / 1e6,
@@ -68,20 +75,20 @@ impl Row {
     }
     pub const METRICS: [&'static str; 10] = [
         "IOPS",
-        "MB/s",
+        "MiB/s",
         "slat avg(ms)",
         "clat avg(ms)",
         "clat max(ms)",
         "clat P90(ms)",
-        "P99",
-        "P99.9",
-        "P99.99",
+        "clat P99(ms)",
+        "clat P99.9(ms)",
+        "clat P99.99(ms)",
         "",
     ];
     pub fn values(&self) -> [f64; 9] {
         [
             self.iops,
-            self.mbps,
+            self.mibps,
             self.slat_ms,
             self.clat_ms,
             self.clat_max_ms,
@@ -93,45 +100,62 @@ impl Row {
     }
 }
 
-/// The summary table, in the seed script's layout (`%-8s %-6s %-7.2f %-8.2f ...`).
+/// The summary table: the seed script's columns (IOPS, then bandwidth and
+/// latencies with two decimals), each as wide as its widest cell, numbers
+/// right-aligned under headers that carry their unit.
 pub fn summary_table(groups: &[GroupResult]) -> String {
-    let rows: Vec<Row> = groups.iter().map(Row::from_group).collect();
-    let w = rows.iter().map(|r| r.label.len()).max().unwrap_or(0).max(8);
-    let mut s = String::new();
-    let _ = writeln!(
-        s,
-        "{:<w$} {:<6} {:<7} {:<8} {:<8} {:<8} {:<8} {:<8} {:<8} {:<8}",
-        "", "", "", "slat", "clat", "clat", "clat", "clat", "clat", "clat"
-    );
-    let _ = writeln!(
-        s,
-        "{:<w$} {:<6} {:<7} {:<8} {:<8} {:<8} {:<8} {:<8} {:<8} {:<8}\n",
+    const TOP: [&str; 10] = [
+        "", "", "", "slat", "clat", "clat", "clat", "clat", "clat", "clat",
+    ];
+    const HEAD: [&str; 10] = [
         "CGROUP",
         "IOPS",
-        "MB/s",
+        "MiB/s",
         "avg(ms)",
         "avg(ms)",
         "max(ms)",
         "P90(ms)",
-        "P99",
-        "P99.9",
-        "P99.99"
-    );
+        "P99(ms)",
+        "P99.9(ms)",
+        "P99.99(ms)",
+    ];
+    let rows: Vec<[String; 10]> = groups
+        .iter()
+        .map(|g| {
+            let r = Row::from_group(g);
+            let v = r.values();
+            let mut cells: [String; 10] = Default::default();
+            cells[0] = r.label.clone();
+            cells[1] = format!("{}", v[0] as u64);
+            for k in 1..9 {
+                cells[k + 1] = format!("{:.2}", v[k]);
+            }
+            cells
+        })
+        .collect();
+    let mut w = [0usize; 10];
+    for (k, wk) in w.iter_mut().enumerate() {
+        *wk = rows
+            .iter()
+            .map(|r| r[k].chars().count())
+            .chain([HEAD[k].len(), TOP[k].len()])
+            .max()
+            .unwrap_or(0)
+            .min(MAX_COL);
+    }
+    w[0] = w[0].max(8);
+    let line = |cells: [&str; 10]| {
+        let mut l = format!("{:<w0$}", cells[0], w0 = w[0]);
+        for k in 1..10 {
+            let _ = write!(l, "  {:>wk$}", cells[k], wk = w[k]);
+        }
+        l.trim_end().to_string() + "\n"
+    };
+    let mut s = line(TOP);
+    s.push_str(&line(HEAD));
+    s.push('\n');
     for r in &rows {
-        let _ = writeln!(
-            s,
-            "{:<w$} {:<6} {:<7.2} {:<8.2} {:<8.2} {:<8.2} {:<8.2} {:<8.2} {:<8.2} {:<8.2}",
-            r.label,
-            r.iops as u64,
-            r.mbps,
-            r.slat_ms,
-            r.clat_ms,
-            r.clat_max_ms,
-            r.p90,
-            r.p99,
-            r.p999,
-            r.p9999
-        );
+        s.push_str(&line(std::array::from_fn(|k| r[k].as_str())));
     }
     s
 }
@@ -148,9 +172,9 @@ pub fn compare_table(variants: &[(String, Vec<GroupResult>)]) -> String {
         .map(|g| g.label.len())
         .max()
         .unwrap_or(0)
-        .max(8);
+        .clamp(8, MAX_COL);
     let vw = variant_width(variants);
-    let _ = write!(s, "{:<w$}  {:<13}", "CGROUP", "METRIC");
+    let _ = write!(s, "{:<w$}  {:<15}", "CGROUP", "METRIC");
     for (name, _) in variants {
         let _ = write!(s, " {:>vw$}", name);
     }
@@ -165,7 +189,7 @@ pub fn compare_table(variants: &[(String, Vec<GroupResult>)]) -> String {
             .collect();
         for (m, metric) in Row::METRICS.iter().take(9).enumerate() {
             let label = if m == 0 { g.label.as_str() } else { "" };
-            let _ = write!(s, "{:<w$}  {:<13}", label, metric);
+            let _ = write!(s, "{:<w$}  {:<15}", label, metric);
             let vals: Vec<f64> = rows
                 .iter()
                 .map(|r| r.as_ref().map(|r| r.values()[m]).unwrap_or(f64::NAN))
@@ -282,7 +306,12 @@ pub fn pagecache_block(rows: &[(String, f64)]) -> String {
     if rows.is_empty() {
         return s;
     }
-    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    let w = rows
+        .iter()
+        .map(|r| r.0.len())
+        .max()
+        .unwrap_or(0)
+        .min(MAX_COL);
     s.push_str("\npage cache:\n");
     for (k, v) in rows {
         let _ = writeln!(s, "  {k:<w$}  {v:>12.1}");
@@ -299,7 +328,12 @@ pub fn pagecache_compare(variants: &[(String, Vec<(String, f64)>)]) -> String {
     if first.is_empty() {
         return s;
     }
-    let w = first.iter().map(|r| r.0.len()).max().unwrap_or(0).max(10);
+    let w = first
+        .iter()
+        .map(|r| r.0.len())
+        .max()
+        .unwrap_or(0)
+        .clamp(10, MAX_COL);
     let vw = variant_width(variants);
     let _ = write!(s, "\n{:<w$}", "PAGE CACHE");
     for (name, _) in variants {

@@ -69,6 +69,26 @@ pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Warnings for the timed writes a finished run never reached (its jobs
+/// ended before the write's time): the scenario's check refuses writes past
+/// a known end, but a job that ends when its size is done ends when it ends.
+pub fn unapplied_writes(cfg: &SimConfig, r: &RunResult) -> Vec<String> {
+    cfg.writes
+        .iter()
+        .filter(|w| w.at > r.end_time)
+        .map(|w| {
+            format!(
+                "the write of \"{}\" to {}/{} at {:.3}s was not applied: the run ended at {:.3}s",
+                blklab_input::excerpt(&w.value),
+                cfg.cgroups.get(w.cgroup).path.trim_end_matches('/'),
+                w.file,
+                w.at as f64 / 1e9,
+                r.end_time as f64 / 1e9
+            )
+        })
+        .collect()
+}
+
 /// The simulator for a scenario, ready to run: `build_sim`, then the
 /// workloads that come from recordings (`replay = ...` jobs).
 pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use blklab_core::block::blk_cgroup::CgroupTree;
-use blklab_core::drivers::{DeviceInfo, ModelSpec};
 use blklab_core::sim::switches::Switches;
 use blklab_core::sim::time::{parse_duration, Hz, NSEC_PER_SEC};
 use blklab_core::{CpuCosts, DeviceConfig, JobConfig, SimConfig, TimedWrite};
@@ -18,7 +17,10 @@ use blklab_fio::JobSpec;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::limits;
 use crate::span::Source;
+
+mod device;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -48,12 +50,12 @@ struct RawRun {
     /// Hard stop for the whole run ("12s").
     duration: Option<Spanned<String>>,
     /// CPU time of a submit call that does not block (fio's slat floor), ns.
-    submit_ns: Option<u64>,
+    submit_ns: Option<Spanned<u64>>,
     /// From device completion to fio's reap, ns.
-    reap_ns: Option<u64>,
+    reap_ns: Option<Spanned<u64>>,
     /// Host noise: mean lateness of a fio task's wake-up from a timed
     /// sleep (exponential), ns; 0 = an exact host (default).
-    wake_jitter_ns: Option<u64>,
+    wake_jitter_ns: Option<Spanned<u64>>,
     #[serde(default)]
     switches: BTreeMap<String, Spanned<String>>,
 }
@@ -117,18 +119,7 @@ struct RawWrite {
     value: Spanned<String>,
 }
 
-/// Cgroup files a scenario may write, and whether the simulator models them.
-pub const CGROUP_FILES: &[(&str, &str)] = &[
-    ("io.max", "blk-throttle limits"),
-    ("io.weight", "blk-iocost weight"),
-    ("io.cost.model", "blk-iocost cost model (root only)"),
-    ("io.cost.qos", "blk-iocost QoS (root only)"),
-    ("io.prio.class", "blk-ioprio policy"),
-    ("io.iotrack.lat_thresh", "blk-iotrack latency thresholds"),
-    ("io.latency", "blk-iolatency target"),
-    ("io.bfq.weight", "bfq group weight (cgroup v2)"),
-    ("blkio.bfq.weight", "bfq group weight (cgroup v1 syntax)"),
-];
+pub use crate::kfiles::CGROUP_FILES;
 
 /// One fio invocation of the scenario (a `[[job]]` entry): its jobs run together.
 #[derive(Debug, Clone)]
@@ -199,8 +190,8 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ScenarioErrors(vec![format!("{}: cannot read: {e}", path.display())]))?;
+        let text = blklab_input::read_text(path, "scenario file", blklab_input::MAX_SCENARIO_BYTES)
+            .map_err(|e| ScenarioErrors(vec![e.to_string()]))?;
         Scenario::parse(&text, path)
     }
 
@@ -211,7 +202,8 @@ impl Scenario {
             Ok(r) => r,
             Err(e) => {
                 let at = e.span().map(|s| src.at(&s)).unwrap_or_else(|| name.clone());
-                return Err(ScenarioErrors(vec![format!("{at}: {}", e.message())]));
+                let msg = format!("{at}: {}", e.message());
+                return Err(ScenarioErrors(vec![blklab_input::message(&msg)]));
             }
         };
         let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -222,12 +214,14 @@ impl Scenario {
             replays: Vec::new(),
         };
         let sc = b.build(raw, &base, path);
+        // every message may quote the input: escaped and capped here, once
+        let safe = |v: Vec<String>| v.iter().map(|m| blklab_input::message(m)).collect();
         if b.errs.is_empty() {
             let mut sc = sc.expect("no errors means a scenario");
-            sc.warnings = b.warnings;
+            sc.warnings = safe(b.warnings);
             Ok(sc)
         } else {
-            Err(ScenarioErrors(b.errs))
+            Err(ScenarioErrors(safe(b.errs)))
         }
     }
 }
@@ -267,20 +261,44 @@ impl Builder<'_> {
             }
         }
         let time_limit = raw.run.duration.as_ref().and_then(|d| {
-            match parse_duration(d.get_ref(), NSEC_PER_SEC) {
+            match parse_duration(d.get_ref(), NSEC_PER_SEC)
+                .and_then(|v| limits::duration("run.duration", v))
+            {
                 Ok(v) => Some(v),
                 Err(e) => self.err(&d.span(), format!("run.duration: {e}")),
             }
         });
+        let dflt = CpuCosts::default();
+        let mut host_ns = |key: &str, v: &Option<Spanned<u64>>, d: u64| match v {
+            None => d,
+            Some(v) => match limits::host_ns(key, *v.get_ref()) {
+                Ok(x) => x,
+                Err(e) => {
+                    self.err::<()>(&v.span(), format!("run.{e}"));
+                    d
+                }
+            },
+        };
         let cpu = CpuCosts {
-            submit_ns: raw.run.submit_ns.unwrap_or(CpuCosts::default().submit_ns),
-            reap_ns: raw.run.reap_ns.unwrap_or(CpuCosts::default().reap_ns),
-            wake_jitter_ns: raw.run.wake_jitter_ns.unwrap_or(0),
+            submit_ns: host_ns("submit_ns", &raw.run.submit_ns, dflt.submit_ns),
+            reap_ns: host_ns("reap_ns", &raw.run.reap_ns, dflt.reap_ns),
+            wake_jitter_ns: host_ns("wake_jitter_ns", &raw.run.wake_jitter_ns, 0),
         };
 
         // devices
         let mut devices: Vec<DeviceConfig> = Vec::new();
-        for d in &raw.device {
+        if raw.device.len() > limits::MAX_DEVICES {
+            let span = raw.device[limits::MAX_DEVICES].name.span();
+            self.err::<()>(
+                &span,
+                format!(
+                    "{} devices; at most {}",
+                    raw.device.len(),
+                    limits::MAX_DEVICES
+                ),
+            );
+        }
+        for d in raw.device.iter().take(limits::MAX_DEVICES) {
             if let Some(dc) = self.device(d) {
                 if devices.iter().any(|x| x.info.name == dc.info.name) {
                     self.err::<()>(
@@ -309,15 +327,29 @@ impl Builder<'_> {
 
         // cgroups
         let mut cgroups = CgroupTree::new();
+        // normalised path -> the section's own spelling, to catch "/a" and "/a/"
+        let mut sections: BTreeMap<String, &String> = BTreeMap::new();
         for (cpath, files) in &raw.cgroup {
-            let id = match cgroups.ensure(cpath) {
+            let span = files.values().next().map(|v| v.span()).unwrap_or(0..0);
+            let shown = blklab_input::excerpt(cpath);
+            let id = match limits::ensure_cgroup(&mut cgroups, cpath) {
                 Ok(id) => id,
                 Err(e) => {
-                    let span = files.values().next().map(|v| v.span()).unwrap_or(0..0);
-                    self.err::<()>(&span, format!("[cgroup.\"{cpath}\"]: {e}"));
+                    self.err::<()>(&span, format!("[cgroup.\"{shown}\"]: {e}"));
                     continue;
                 }
             };
+            let norm = cgroups.get(id).path.clone();
+            if let Some(first) = sections.insert(norm.clone(), cpath) {
+                self.err::<()>(
+                    &span,
+                    format!(
+                        "[cgroup.\"{shown}\"] and [cgroup.\"{}\"] are the same cgroup {norm}: write its files in one section",
+                        blklab_input::excerpt(first)
+                    ),
+                );
+                continue;
+            }
             for (fname, val) in files {
                 let f = fname.get_ref();
                 if !CGROUP_FILES.iter().any(|(n, _)| n == f) {
@@ -351,16 +383,27 @@ impl Builder<'_> {
                         self.src.at(&fname.span())
                     ));
                 }
-                let lines: Vec<String> = match val.get_ref() {
+                let mut lines: Vec<String> = match val.get_ref() {
                     FileValue::One(s) => s.lines().map(str::to_string).collect(),
                     FileValue::Lines(v) => v.clone(),
                 };
+                // blank lines between writes are layout; a value with no
+                // line at all is an empty write, which the kernel refuses
+                lines.retain(|l| !l.trim().is_empty());
+                if lines.is_empty() {
+                    lines.push(String::new());
+                }
                 for l in lines {
-                    if l.trim().is_empty() {
-                        continue;
-                    }
-                    if let Err(e) = crate::kfiles::check(f, &l, &devices) {
-                        self.err::<()>(&val.span(), format!("{cpath}/{f}: \"{l}\": {e}"));
+                    if let Err(e) = crate::kfiles::check(f, &l, &devices, id == 0) {
+                        self.err::<()>(
+                            &val.span(),
+                            format!(
+                                "{norm}{}{f}: \"{}\": {}",
+                                if id == 0 { "" } else { "/" },
+                                blklab_input::excerpt(&l),
+                                e.for_file(f)
+                            ),
+                        );
                     } else {
                         cgroups.write_file(id, f, &l);
                     }
@@ -372,7 +415,8 @@ impl Builder<'_> {
         let mut jobs: Vec<JobConfig> = Vec::new();
         let mut invocations = Vec::new();
         for (ji, j) in raw.job.iter().enumerate() {
-            if let Some(inv) = self.job(ji, j, base, &devices, &mut cgroups, &mut jobs) {
+            let devs = (&devices[..], raw.device.len());
+            if let Some(inv) = self.job(ji, j, base, devs, &mut cgroups, &mut jobs) {
                 invocations.push(inv);
             }
         }
@@ -385,33 +429,23 @@ impl Builder<'_> {
 
         // timed writes
         let mut writes = Vec::new();
+        let mut write_spans = Vec::new();
+        let run_end = crate::timed_writes::latest_end(time_limit, &jobs);
         for w in &raw.write {
-            let at = match parse_duration(w.at.get_ref(), NSEC_PER_SEC) {
+            let (at, cg) = match crate::timed_writes::check(
+                [&w.at, &w.cgroup, &w.file, &w.value],
+                &devices,
+                &cgroups,
+                run_end,
+            ) {
                 Ok(v) => v,
-                Err(e) => {
-                    self.err::<()>(&w.at.span(), format!("write.at: {e}"));
+                Err((span, msg)) => {
+                    self.err::<()>(&span, msg);
                     continue;
                 }
             };
             let f = w.file.get_ref();
-            if !CGROUP_FILES.iter().any(|(n, _)| n == f) {
-                self.err::<()>(&w.file.span(), format!("unknown cgroup file '{f}'"));
-                continue;
-            }
-            if let Err(e) = crate::kfiles::check(f, w.value.get_ref(), &devices) {
-                self.err::<()>(
-                    &w.value.span(),
-                    format!("{f}: \"{}\": {e}", w.value.get_ref()),
-                );
-                continue;
-            }
-            let cg = match cgroups.ensure(w.cgroup.get_ref()) {
-                Ok(c) => c,
-                Err(e) => {
-                    self.err::<()>(&w.cgroup.span(), e);
-                    continue;
-                }
-            };
+            write_spans.push(w.value.span());
             writes.push(TimedWrite {
                 at,
                 cgroup: cg,
@@ -443,7 +477,7 @@ impl Builder<'_> {
         if !self.errs.is_empty() {
             return None;
         }
-        Some(Scenario {
+        let sc = Scenario {
             path: path.to_path_buf(),
             description: raw.description,
             config: SimConfig {
@@ -461,132 +495,33 @@ impl Builder<'_> {
             invocations,
             warnings: Vec::new(),
             replays: std::mem::take(&mut self.replays),
-        })
-    }
-
-    fn device(&mut self, d: &RawDevice) -> Option<DeviceConfig> {
-        let name = d.name.get_ref().clone();
-        if name.is_empty() || name.contains(char::is_whitespace) || name.contains('/') {
-            return self.err(
-                &d.name.span(),
-                format!("device name '{name}' must be a single word (like sda or nullb0)"),
-            );
-        }
-        let (major, minor) = match blklab_core::sim::kerr::split_devno(d.devno.get_ref()) {
-            Ok((mm, "")) => mm,
-            _ => {
-                return self.err(
-                    &d.devno.span(),
-                    format!(
-                        "devno '{}': expected MAJ:MIN, e.g. \"8:0\"",
-                        d.devno.get_ref()
-                    ),
-                )
-            }
         };
-        let model: ModelSpec = match d.model.get_ref().clone().try_into() {
-            Ok(m) => m,
-            Err(e) => {
-                let e: toml::de::Error = e;
-                return self.err(
-                    &d.model.span(),
-                    format!("device {name} model: {}", e.message().trim()),
-                );
-            }
-        };
-        let built = match model.build() {
-            Ok(m) => m,
-            Err(e) => return self.err(&d.model.span(), format!("device {name} model: {e}")),
-        };
-        let scheduler = d
-            .scheduler
-            .as_ref()
-            .map(|s| s.get_ref().clone())
-            .unwrap_or_else(|| "none".into());
-        let queue_depth = d.queue_depth.unwrap_or_else(|| built.default_queue_depth());
-        if queue_depth == 0 {
-            return self.err(
-                &d.name.span(),
-                format!("device {name}: queue_depth must be at least 1"),
-            );
-        }
-        // blk-mq: without a scheduler nr_requests is the tag set depth; with one,
-        // the kernel sets 2 * min(depth, BLKDEV_DEFAULT_RQ = 128).
-        let default_nr = if scheduler == "none" {
-            queue_depth
-        } else {
-            2 * queue_depth.min(128)
-        };
-        let nr_requests = d.nr_requests.unwrap_or(default_nr);
-        if nr_requests == 0 {
-            return self.err(
-                &d.name.span(),
-                format!("device {name}: nr_requests must be at least 1"),
-            );
-        }
-        let capacity = match &d.capacity {
-            None => 1u64 << 40,
-            Some(c) => match parse_size(c.get_ref()) {
-                Ok(v) if v >= 1 << 20 => v,
-                Ok(_) => return self.err(&c.span(), "capacity must be at least 1M"),
-                Err(e) => return self.err(&c.span(), e),
-            },
-        };
-        let lbs = d.logical_block_size.unwrap_or(512);
-        if ![512, 1024, 2048, 4096].contains(&lbs) {
-            return self.err(
-                &d.name.span(),
-                format!(
-                    "device {name}: logical_block_size {lbs}: expected 512, 1024, 2048 or 4096"
-                ),
-            );
-        }
-        let info = DeviceInfo {
-            name: name.clone(),
-            major,
-            minor,
-            rotational: d.rotational.unwrap_or(false),
-            nr_requests,
-            queue_depth,
-            nr_hw_queues: d.nr_hw_queues.unwrap_or(1),
-            max_sectors_kb: d.max_sectors_kb.unwrap_or(1280),
-            logical_block_size: lbs,
-            capacity_bytes: capacity,
-        };
-        let mut iosched = Vec::new();
-        for (k, v) in &d.iosched {
-            let s = match v.get_ref() {
-                toml::Value::String(s) => s.clone(),
-                toml::Value::Integer(i) => i.to_string(),
-                _ => {
-                    return self.err(
-                        &v.span(),
-                        format!("iosched.{k}: expected a number or string"),
-                    )
+        // the writes as the run applies them, each meeting the state the
+        // writes before it left (the same check `run` and `check` make)
+        if !sc.config.writes.is_empty() {
+            match blklab_core::Sim::check_writes(&sc.config) {
+                Ok(bad) => {
+                    for (i, e) in bad {
+                        let w = &sc.config.writes[i];
+                        self.err::<()>(
+                            &write_spans[i],
+                            format!(
+                                "write to {}/{}: \"{}\": {}",
+                                sc.config.cgroups.get(w.cgroup).path.trim_end_matches('/'),
+                                w.file,
+                                blklab_input::excerpt(&w.value),
+                                e.for_file(&w.file)
+                            ),
+                        );
+                    }
                 }
-            };
-            iosched.push((k.clone(), s));
-        }
-        // The scheduler and its tunables are checked by building them.
-        if let Err(e) = blklab_core::block::elevator::build(&scheduler, &info).and_then(|mut e| {
-            for (k, v) in &iosched {
-                e.set_tunable(k, v)?;
+                Err(e) => self.errs.push(format!("{}: {e}", self.src.name)),
             }
-            Ok(())
-        }) {
-            let span = d
-                .scheduler
-                .as_ref()
-                .map(|s| s.span())
-                .unwrap_or(d.name.span());
-            return self.err(&span, format!("device {name}: {e}"));
+            if !self.errs.is_empty() {
+                return None;
+            }
         }
-        Some(DeviceConfig {
-            info,
-            model,
-            scheduler,
-            iosched,
-        })
+        Some(sc)
     }
 
     fn job(
@@ -594,7 +529,7 @@ impl Builder<'_> {
         ji: usize,
         j: &RawJob,
         base: &Path,
-        devices: &[DeviceConfig],
+        (devices, declared): (&[DeviceConfig], usize),
         cgroups: &mut CgroupTree,
         jobs: &mut Vec<JobConfig>,
     ) -> Option<Invocation> {
@@ -632,6 +567,15 @@ impl Builder<'_> {
             ));
             return None;
         }
+        if let Some(l) = &j.label {
+            if let Err(e) = limits::name("label", l) {
+                self.errs.push(format!("{where_}: {e}"));
+                return None;
+            }
+        }
+        // the device first: its error is reported even when the fio input
+        // has one too; a device that failed its own check is not named again
+        let dev = self.job_device(&where_, j, devices, declared);
         let specs: Vec<JobSpec> = if let (Some(r), 0) = (&j.replay, sources) {
             // a replay job without fio options: libaio, direct, a deep queue so
             // that the recorded arrival times, not fio, pace the stream
@@ -650,19 +594,15 @@ impl Builder<'_> {
                 .and_then(|a| blklab_fio::parse::parse_cmdline(&a));
             match parsed {
                 Ok(s) => s,
-                Err(e) => return self.err(&c.span(), format!("fio command line: {e}")),
+                Err(e) => return self.err(&c.span(), e.to_string()),
             }
         } else if let Some(f) = &j.job_file {
             let p = base.join(f.get_ref());
-            let text = match std::fs::read_to_string(&p) {
-                Ok(t) => t,
-                Err(e) => {
-                    return self.err(
-                        &f.span(),
-                        format!("cannot read job file {}: {e}", p.display()),
-                    )
-                }
-            };
+            let text =
+                match blklab_input::read_text(&p, "job file", blklab_input::MAX_JOB_FILE_BYTES) {
+                    Ok(t) => t,
+                    Err(e) => return self.err(&f.span(), format!("job_file: {e}")),
+                };
             match blklab_fio::parse::parse_job_file(&text, &p.display().to_string()) {
                 Ok(s) => s,
                 Err(e) => return self.err(&f.span(), format!("{e}")),
@@ -684,29 +624,22 @@ impl Builder<'_> {
                 .push(format!("{where_}: the fio input defines no job"));
             return None;
         }
-        let dev = match (&j.device, devices.len()) {
-            (None, 1) => 0,
-            (None, _) => {
-                self.errs.push(format!(
-                    "{where_}: several devices: say which with device = \"NAME\""
-                ));
+        let dev = dev?;
+        for sp in &specs {
+            if let Err(e) = limits::name("fio job name", &sp.name) {
+                self.errs.push(format!("{where_}: {e}"));
                 return None;
             }
-            (Some(d), _) => match devices.iter().position(|x| &x.info.name == d.get_ref()) {
-                Some(i) => i,
-                None => {
-                    let names: Vec<&str> = devices.iter().map(|x| x.info.name.as_str()).collect();
-                    return self.err(
-                        &d.span(),
-                        format!(
-                            "no device '{}' (devices: {})",
-                            d.get_ref(),
-                            names.join(", ")
-                        ),
-                    );
-                }
-            },
-        };
+        }
+        let instances: usize = specs.iter().map(|sp| sp.numjobs.max(1) as usize).sum();
+        if jobs.len() + instances > limits::MAX_JOB_INSTANCES {
+            self.errs.push(format!(
+                "{where_}: {} job instances in the scenario so far; at most {}",
+                jobs.len() + instances,
+                limits::MAX_JOB_INSTANCES
+            ));
+            return None;
+        }
         // a replay job runs in the recorded cgroup unless told otherwise
         let cg_path = j
             .cgroup
@@ -714,9 +647,17 @@ impl Builder<'_> {
             .or(j.replay_cgroup.as_ref().filter(|_| j.replay.is_some()))
             .map(|c| c.get_ref().clone())
             .unwrap_or_else(|| "/".into());
-        let cg = match cgroups.ensure(&cg_path) {
+        let cg = match limits::ensure_cgroup(cgroups, &cg_path) {
             Ok(c) => c,
-            Err(e) => return self.err(&j.cgroup.as_ref().expect("given").span(), e),
+            Err(e) => {
+                let span = j
+                    .cgroup
+                    .as_ref()
+                    .or(j.replay_cgroup.as_ref())
+                    .map(|c| c.span())
+                    .unwrap_or(0..0);
+                return self.err(&span, format!("cgroup: {e}"));
+            }
         };
         for s in &specs {
             if !s.ignored.is_empty() {

@@ -51,7 +51,7 @@ pub struct SimConfig {
 pub enum SetupError {
     #[error("device {dev}: {msg}")]
     Device { dev: String, msg: String },
-    #[error("cgroup {cgroup}: {file}: {msg}")]
+    #[error("cgroup {cgroup}: {file}: {}", crate::sim::kerr::without_file_prefix(.file, .msg))]
     Cgroup {
         cgroup: String,
         file: String,

@@ -335,15 +335,31 @@ impl Sim {
             Ev::Elevator(d) => k.with(wl).elevator_timer(d),
             Ev::Sample(j) => wl.job_sample(k, j),
             Ev::RampEnd(j) => wl.job_ramp_end(j),
-            Ev::Write(i) => self.apply_write(i as usize),
+            Ev::Write(i) => {
+                // refused writes were reported by `check_writes` before the run
+                let r = self.apply_write(i as usize);
+                debug_assert!(r.is_ok(), "timed write rejected at run time: {r:?}");
+            }
             Ev::Observe => {}
             Ev::Flusher(d) => k.with(wl).flusher_event(d),
         }
     }
 
-    fn apply_write(&mut self, i: usize) {
+    /// Apply timed write `i` on every device, as the kernel's write handler
+    /// of the file would: io.max through blk-throttle (`tg_set_limit`), the
+    /// rq_qos files through their controllers, io.prio.class through
+    /// blk-ioprio (`ioprio_set_prio_policy`). Returns the first error; a
+    /// failed write changes nothing it failed on. `check_writes` runs every
+    /// write this way before a run, so a run never meets one that fails.
+    fn apply_write(&mut self, i: usize) -> Result<(), crate::sim::kerr::KernelError> {
         let w = self.writes[i].clone();
         let now = self.k.clk.now;
+        let mut first_err = None;
+        if w.file == "io.prio.class" {
+            if let Err(e) = self.k.blk.blk_ioprio.write(w.cgroup, &w.value) {
+                first_err.get_or_insert(e);
+            }
+        }
         for d in 0..self.k.blk.devs.len() as DevId {
             let b = &mut self.k.blk;
             let mut released = std::mem::take(&mut b.released);
@@ -354,24 +370,54 @@ impl Sim {
                         .map(|(mm, _)| mm == (ctx.dev.major, ctx.dev.minor))
                         .unwrap_or(false);
                     if named {
-                        let r = dev.throttle.write_io_max(&mut ctx, w.cgroup, &w.value);
-                        debug_assert!(r.is_ok(), "timed io.max write rejected at run time: {r:?}");
+                        if let Err(e) = dev.throttle.write_io_max(&mut ctx, w.cgroup, &w.value) {
+                            first_err.get_or_insert(e);
+                        }
                     }
                 }
                 for q in dev.qos.iter_mut() {
-                    if let Some(Err(_e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
-                        // Validated before the run starts; a failure here is a model bug.
-                        debug_assert!(false, "timed write rejected at run time");
+                    if let Some(Err(e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
+                        first_err.get_or_insert(e);
                     }
                 }
             }
-            b.cgroups.write_file(w.cgroup, &w.file, &w.value);
             let mut k = self.k.with(&mut self.wl);
             k.continue_released(d, &mut released);
             k.blk().released = released;
             k.rearm_qos(d);
             k.rearm_throttle(d);
         }
+        match first_err {
+            Some(e) => Err(e),
+            None => {
+                self.k.blk.cgroups.write_file(w.cgroup, &w.file, &w.value);
+                Ok(())
+            }
+        }
+    }
+
+    /// Every timed write of `cfg` applied, in the order a run applies them
+    /// (by time, then as written), to a machine set up from `cfg` without
+    /// its jobs: the writes the kernel would refuse, as (index into
+    /// `cfg.writes`, error). The state a write meets (an io.cost.qos min
+    /// against the max written before) is the state the run would have.
+    pub fn check_writes(
+        cfg: &SimConfig,
+    ) -> Result<Vec<(usize, crate::sim::kerr::KernelError)>, SetupError> {
+        let bare = SimConfig {
+            jobs: Vec::new(),
+            ..cfg.clone()
+        };
+        let mut sim = Sim::new(bare, Tracer::new(None))?;
+        let mut order: Vec<usize> = (0..sim.writes.len()).collect();
+        order.sort_by_key(|&i| sim.writes[i].at);
+        let mut errs = Vec::new();
+        for i in order {
+            if let Err(e) = sim.apply_write(i) {
+                errs.push((i, e));
+            }
+        }
+        Ok(errs)
     }
 
     /// This controller's io.stat fields of cgroup `cg` on every device, as

@@ -17,6 +17,7 @@ pub mod lru;
 pub mod pcsys;
 pub mod readahead;
 pub mod report;
+mod stall;
 pub mod writeback;
 
 #[cfg(test)]
@@ -326,6 +327,7 @@ pub struct PageCache {
     pub nr_dirty: u64,
     pub nr_writeback: u64,
     pub stats: PcStats,
+    pub(crate) stall: stall::ReclaimStall,
 }
 
 #[inline]
@@ -368,6 +370,7 @@ impl PageCache {
             nr_dirty: 0,
             nr_writeback: 0,
             stats: PcStats::default(),
+            stall: Default::default(),
         }
     }
 
@@ -394,6 +397,7 @@ impl PageCache {
     }
     #[inline]
     pub fn page_mut(&mut self, p: PageId) -> &mut Page {
+        self.stall.changed();
         &mut self.pages[p as usize]
     }
 
@@ -434,6 +438,9 @@ impl PageCache {
     }
 
     fn move_to(&mut self, p: PageId, to: Lru, tail: bool) {
+        if to != self.pages[p as usize].lru {
+            self.stall.changed();
+        }
         let from = self.pages[p as usize].lru;
         if from != Lru::None {
             let mut l = *self.list(from);
@@ -532,11 +539,13 @@ impl PageCache {
         // Bounded scan: every page can be rotated or activated at most twice.
         let mut budget = 3 * (self.nr_resident() + 1) + 2 * SWAP_CLUSTER_MAX;
         while self.nr_resident() + want > cap {
-            if budget == 0 {
+            if budget == 0 || self.stall.known_to_fail() {
                 self.stats.nr_overcommit += 1;
+                self.stall.failed();
                 return false;
             }
             budget -= 1;
+            self.stall.scanned += 1;
             if self.inactive.len == 0 || self.inactive_is_low() {
                 if self.active.len == 0 {
                     self.stats.nr_overcommit += 1;
@@ -626,6 +635,7 @@ impl PageCache {
         }
         self.free.push(p);
         self.stats.pgsteal += 1;
+        self.stall.changed();
     }
 
     /// `filemap_add_folio` of a new page at (file, index), not uptodate
@@ -708,7 +718,16 @@ impl PageCache {
                 }
             }
         }
+        // one more locked page on an inactive list that is not low leaves a
+        // failed scan's outcome as it was (stall.rs); anything else may not
+        let same = !uptodate && to == Lru::Inactive;
+        let epoch_kept = self.stall.clone();
         self.move_to(p, to, false);
+        if same && !self.inactive_is_low() {
+            self.stall = epoch_kept;
+        } else {
+            self.stall.changed();
+        }
         p
     }
 
@@ -757,6 +776,7 @@ impl PageCache {
         debug_assert!(pg.has(pf::WRITEBACK));
         pg.flags &= !pf::WRITEBACK;
         self.nr_writeback -= 1;
+        self.stall.changed();
         if pg.has(pf::RECLAIM) && !pg.has(pf::DIRTY) {
             pg.flags &= !pf::RECLAIM;
             if pg.lru == Lru::Inactive {

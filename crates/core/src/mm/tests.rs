@@ -459,3 +459,29 @@ fn sync_ra_forced_for_random_fds() {
     assert_eq!(w.start, 64);
     assert!(w.nr > 1, "context readahead: {w:?}");
 }
+
+/// A readahead window larger than the cache (a huge read_ahead_kb): every
+/// page added is locked for its read, reclaim cannot free any. The first
+/// failed scan looks at the cache once; the pages added after it, while
+/// nothing changed, cost no scan (they used to cost a whole one each).
+/// When a read ends, reclaim scans again and frees the page.
+#[test]
+fn reclaim_scan_is_not_repeated_while_nothing_can_be_freed() {
+    let (mut pc, f) = cache(64, LruKind::Classic);
+    for i in 0..64 {
+        pc.add_page(f, i, false, false);
+    }
+    assert_eq!(pc.stall.scanned, 0);
+    for i in 64..20_064 {
+        pc.add_page(f, i, false, false);
+    }
+    assert_eq!(pc.stats.nr_overcommit, 20_000);
+    // one failed scan (its budget: three passes over the cache), not 20,000
+    assert!(pc.stall.scanned <= 3 * 65 + 64, "{}", pc.stall.scanned);
+    // a read ends: the page is freeable, and the next addition frees it
+    let p = pc.page_at(f, 0).unwrap();
+    pc.page_mut(p).flags |= pf::UPTODATE;
+    let steal = pc.stats.pgsteal;
+    pc.add_page(f, 20_064, false, false);
+    assert_eq!(pc.stats.pgsteal, steal + 1);
+}

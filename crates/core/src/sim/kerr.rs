@@ -9,6 +9,8 @@ pub enum Errno {
     Erange,
     Enodev,
     Eopnotsupp,
+    /// The file does not exist there (an open fails before any write).
+    Enoent,
 }
 
 impl Errno {
@@ -18,6 +20,7 @@ impl Errno {
             Errno::Erange => "ERANGE",
             Errno::Enodev => "ENODEV",
             Errno::Eopnotsupp => "EOPNOTSUPP",
+            Errno::Enoent => "ENOENT",
         }
     }
 }
@@ -47,6 +50,26 @@ impl KernelError {
             errno: Errno::Enodev,
             msg: msg.into(),
         }
+    }
+}
+
+/// `msg` without a leading "`file`: ", for a caller that names the file
+/// itself (the parsers start their messages with the file name; a message
+/// that says "io.max: io.max: ..." helps nobody).
+pub fn without_file_prefix<'a>(file: &str, msg: &'a str) -> &'a str {
+    msg.strip_prefix(file)
+        .and_then(|r| r.strip_prefix(": "))
+        .unwrap_or(msg)
+}
+
+impl KernelError {
+    /// The error as the caller that already named `file` shows it.
+    pub fn for_file(&self, file: &str) -> String {
+        format!(
+            "{} ({})",
+            without_file_prefix(file, &self.msg),
+            self.errno.name()
+        )
     }
 }
 
@@ -85,6 +108,15 @@ mod tests {
         assert_eq!(split_devno("  259:3").unwrap(), ((259, 3), ""));
         assert_eq!(split_devno("sda riops=1").unwrap_err().errno, Errno::Einval);
         assert_eq!(split_devno("8:x").unwrap_err().errno, Errno::Einval);
+    }
+    #[test]
+    fn file_prefix_is_said_once() {
+        let e = KernelError::einval("io.max: 'x' is not key=value");
+        assert_eq!(e.for_file("io.max"), "'x' is not key=value (EINVAL)");
+        assert_eq!(
+            e.for_file("io.weight"),
+            "io.max: 'x' is not key=value (EINVAL)"
+        );
     }
 }
 

@@ -45,6 +45,14 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
     if t.is_empty() {
         return Err("empty duration".into());
     }
+    if let Some(rest) = t.strip_prefix('-') {
+        if rest.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            return Err(format!(
+                "'{}' is negative: a duration is 0 or more",
+                s.escape_debug()
+            ));
+        }
+    }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
@@ -61,7 +69,9 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
         "d" => 86400 * NSEC_PER_SEC,
         _ => {
             return Err(format!(
-                "unknown time unit '{unit}' in '{s}' (expected ns, us, ms, s, m, h or d)"
+                "unknown time unit '{}' in '{}' (expected ns, us, ms, s, m, h or d)",
+                unit.escape_debug(),
+                s.escape_debug()
             ))
         }
     };
@@ -72,7 +82,12 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
         let v: f64 = num
             .parse()
             .map_err(|_| format!("'{s}' is not a duration"))?;
-        Ok((v * mult as f64).round() as u64)
+        let ns = (v * mult as f64).round();
+        // `as u64` would saturate silently
+        if !(ns < u64::MAX as f64) {
+            return Err(format!("duration '{}' is too large", s.escape_debug()));
+        }
+        Ok(ns as u64)
     } else {
         let v: u64 = num
             .parse()
@@ -103,6 +118,17 @@ mod tests {
         assert_eq!(parse_duration("1.5s", 1).unwrap(), 1_500_000_000);
         assert!(parse_duration("10 parsecs", 1).is_err());
         assert!(parse_duration("", 1).is_err());
+    }
+    #[test]
+    fn negative_and_huge_durations_say_so() {
+        let e = parse_duration("-5s", 1).unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+        let e = parse_duration("-0.5", 1).unwrap_err();
+        assert!(e.contains("negative"), "{e}");
+        let e = parse_duration("99999999999999999999.5s", 1).unwrap_err();
+        assert!(e.contains("too large"), "{e}");
+        let e = parse_duration("5\u{1b}s", 1).unwrap_err();
+        assert!(e.contains("\\u{1b}"), "{e}");
     }
 }
 

@@ -114,6 +114,7 @@ pub fn parse_cmdline(args: &[String]) -> Result<Vec<JobSpec>, FioError> {
                     finish(d)
                         .map_err(|e| FioError::at_arg(CMDLINE, argno, format!("{sc}: {e}")))?,
                 );
+                super::check_job_count(&jobs).map_err(|e| FioError::at_arg(CMDLINE, argno, e))?;
             }
             if !v.starts_with("global") {
                 cur = Some(Draft::job_from(&global, &v));
@@ -139,6 +140,7 @@ pub fn parse_cmdline(args: &[String]) -> Result<Vec<JobSpec>, FioError> {
     if let Some(d) = cur.take() {
         let sc = scope(false, &d.spec.name);
         jobs.push(finish(d).map_err(|e| FioError::general(CMDLINE, format!("{sc}: {e}")))?);
+        super::check_job_count(&jobs).map_err(|e| FioError::general(CMDLINE, e))?;
     }
     if jobs.is_empty() {
         return Err(FioError::general(

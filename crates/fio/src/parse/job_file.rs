@@ -156,6 +156,9 @@ fn finish_section(
         let spec =
             finish(dr).map_err(|e| FioError::at_line(origin, sec.line, format!("{sc}: {e}")))?;
         jobs.push(spec);
+        // counted as each section ends, so a file of 20,000 sections stops
+        // at the first one past the cap
+        super::check_job_count(jobs).map_err(|e| FioError::at_line(origin, sec.line, e))?;
     }
     Ok(())
 }

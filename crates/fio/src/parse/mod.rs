@@ -33,6 +33,23 @@ pub use job_file::parse_job_file;
 pub use reporting_group::assign_groupids;
 pub use shell_words::split_cmdline;
 
+/// Most job instances (every numjobs clone of every job) one fio input may
+/// define. fio's own cap is 4096 (`REAL_MAX_JOBS`); each simulated job
+/// keeps its statistics (~130 KB), so blklab stops at 1024 and says so
+/// before spending the memory.
+pub const MAX_JOBS: usize = 1024;
+
+/// The instances `jobs` stand for, refused past `MAX_JOBS`.
+fn check_job_count(jobs: &[crate::options::JobSpec]) -> Result<(), String> {
+    let n: u64 = jobs.iter().map(|j| j.numjobs.max(1) as u64).sum();
+    if n > MAX_JOBS as u64 {
+        return Err(format!(
+            "{n} job instances (jobs times numjobs); blklab runs at most {MAX_JOBS}"
+        ));
+    }
+    Ok(())
+}
+
 /// How errors name a command line as the place of a problem.
 const CMDLINE: &str = "command line";
 

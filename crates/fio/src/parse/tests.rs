@@ -583,3 +583,17 @@ fn fadvise_hint_values_and_advice() {
         .to_string();
     assert!(e.contains("fadvise_hint") && e.contains("random"), "{e}");
 }
+
+#[test]
+fn job_count_is_capped_before_memory_is_spent() {
+    let e = parse_job_file("[j]\nnumjobs=4294967295\n", "f.fio").unwrap_err();
+    assert!(e.to_string().contains("at most 1024"), "{e}");
+    let many: String = (0..20_000).map(|i| format!("[j{i}]\n")).collect();
+    let e = parse_job_file(&many, "f.fio").unwrap_err();
+    assert_eq!(e.line, Some(1025), "{e}");
+    let args: Vec<String> = vec!["--name=a".into(), "--numjobs=67108864".into()];
+    let e = parse_cmdline(&args).unwrap_err();
+    assert!(e.to_string().contains("at most 1024"), "{e}");
+    let ok: String = (0..1024).map(|i| format!("[j{i}]\n")).collect();
+    assert_eq!(parse_job_file(&ok, "f.fio").unwrap().len(), 1024);
+}

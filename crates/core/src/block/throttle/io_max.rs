@@ -107,8 +107,18 @@ pub fn apply_body(body: &str, lim: &mut IoMaxLimits) -> Result<(), KernelError> 
             }
         };
         if num == 0 {
+            let digits = val.bytes().take_while(u8::is_ascii_digit).count();
+            let read_as = if digits < val.len() {
+                // "0x10", "0.5": %llu stops at the first non-digit
+                format!(
+                    " reads as 0 (the kernel's %llu takes the leading digits '{}' and ignores the rest)",
+                    &val[..digits]
+                )
+            } else {
+                " is zero".to_string()
+            };
             return Err(KernelError::erange(format!(
-                "io.max: '{key}={val}' is zero; 0 is not a valid limit (write 'max' to remove a limit)"
+                "io.max: '{key}={val}'{read_as}; 0 is not a valid limit (write 'max' to remove a limit)"
             )));
         }
         match key {
@@ -220,6 +230,16 @@ mod tests {
         assert_eq!(err("8:0 rbps=maxx"), Errno::Einval);
         assert_eq!(err("8:0 rbps=MAX"), Errno::Einval);
         assert_eq!(err("8:0 rbps="), Errno::Einval);
+    }
+
+    #[test]
+    fn zero_read_from_a_longer_value_says_how() {
+        let e = parse_io_max("8:0 riops=0x10").unwrap_err();
+        assert_eq!(e.errno, Errno::Erange);
+        assert!(e.msg.contains("reads as 0"), "{}", e.msg);
+        assert!(e.msg.contains("'0'"), "{}", e.msg);
+        let e = parse_io_max("8:0 riops=0").unwrap_err();
+        assert!(e.msg.contains("is zero"), "{}", e.msg);
     }
 
     #[test]

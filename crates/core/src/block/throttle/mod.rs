@@ -290,12 +290,12 @@ impl Throttle {
         if s.passed == [0, 0] && s.queued == [0, 0] && s.debt_ios == [0, 0] {
             return String::new();
         }
+        // fields only: the caller prints the device (`blkcg_print_one_stat`
+        // prints the name once, then each policy's fields)
         format!(
-            "{}:{} throttled_rios={} throttled_wios={} throttled_rbytes={} throttled_wbytes={} \
+            "throttled_rios={} throttled_wios={} throttled_rbytes={} throttled_wbytes={} \
              rios={} wios={} rbytes={} wbytes={} wait_rus={} wait_wus={} max_wait_rus={} max_wait_wus={} \
              split_rios={} split_wios={}",
-            self.devno.0,
-            self.devno.1,
             s.queued[READ],
             s.queued[WRITE],
             s.queued_bytes[READ],
@@ -357,8 +357,11 @@ impl Throttle {
     }
 }
 
+/// io.max is `CFTYPE_NOT_ON_ROOT`: the root cgroup has no such file, so the
+/// write fails when the file is opened.
 fn root_error() -> KernelError {
-    KernelError::einval(
-        "io.max does not exist in the root cgroup (the kernel has no such file there: ENOENT)",
-    )
+    KernelError {
+        errno: crate::sim::kerr::Errno::Enoent,
+        msg: "io.max does not exist in the root cgroup".into(),
+    }
 }

@@ -508,6 +508,8 @@ fn parent_limit_binds_the_childrens_sum() {
         "round-robin between sources: {na} vs {nb}"
     );
     assert!(h.th.io_stat(h.cg("/p")).contains("rios="));
+    // the device is the caller's to print, once (Sim::io_stat)
+    assert!(h.th.io_stat(h.cg("/p")).starts_with("throttled_rios="));
 }
 
 #[test]

@@ -1,0 +1,181 @@
+//! The `[[device]]` entries of a scenario: each device checked as its
+//! driver and the block layer would set it up, and the device a job runs on.
+
+use blklab_core::drivers::{DeviceInfo, ModelSpec};
+use blklab_core::DeviceConfig;
+
+use super::{parse_size, Builder, RawDevice, RawJob};
+use crate::limits;
+
+impl Builder<'_> {
+    pub(super) fn device(&mut self, d: &RawDevice) -> Option<DeviceConfig> {
+        let name = d.name.get_ref().clone();
+        if name.is_empty() || name.contains(char::is_whitespace) || name.contains('/') {
+            return self.err(
+                &d.name.span(),
+                format!("device name '{name}' must be a single word (like sda or nullb0)"),
+            );
+        }
+        let (major, minor) = match blklab_core::sim::kerr::split_devno(d.devno.get_ref()) {
+            Ok((mm, "")) => mm,
+            _ => {
+                return self.err(
+                    &d.devno.span(),
+                    format!(
+                        "devno '{}': expected MAJ:MIN, e.g. \"8:0\"",
+                        d.devno.get_ref()
+                    ),
+                )
+            }
+        };
+        let model: ModelSpec = match d.model.get_ref().clone().try_into() {
+            Ok(m) => m,
+            Err(e) => {
+                let e: toml::de::Error = e;
+                return self.err(
+                    &d.model.span(),
+                    format!("device {name} model: {}", e.message().trim()),
+                );
+            }
+        };
+        let built = match model.build() {
+            Ok(m) => m,
+            Err(e) => return self.err(&d.model.span(), format!("device {name} model: {e}")),
+        };
+        let scheduler = d
+            .scheduler
+            .as_ref()
+            .map(|s| s.get_ref().clone())
+            .unwrap_or_else(|| "none".into());
+        let queue_depth = d.queue_depth.unwrap_or_else(|| built.default_queue_depth());
+        if queue_depth == 0 {
+            return self.err(
+                &d.name.span(),
+                format!("device {name}: queue_depth must be at least 1"),
+            );
+        }
+        // blk-mq: without a scheduler nr_requests is the tag set depth; with one,
+        // the kernel sets 2 * min(depth, BLKDEV_DEFAULT_RQ = 128).
+        let default_nr = if scheduler == "none" {
+            queue_depth
+        } else {
+            2 * queue_depth.min(128)
+        };
+        let nr_requests = d.nr_requests.unwrap_or(default_nr);
+        if nr_requests == 0 {
+            return self.err(
+                &d.name.span(),
+                format!("device {name}: nr_requests must be at least 1"),
+            );
+        }
+        let capacity = match &d.capacity {
+            None => 1u64 << 40,
+            Some(c) => match parse_size(c.get_ref()) {
+                Ok(v) if v >= 1 << 20 => v,
+                Ok(_) => return self.err(&c.span(), "capacity must be at least 1M"),
+                Err(e) => return self.err(&c.span(), e),
+            },
+        };
+        let lbs = d.logical_block_size.unwrap_or(512);
+        if ![512, 1024, 2048, 4096].contains(&lbs) {
+            return self.err(
+                &d.name.span(),
+                format!(
+                    "device {name}: logical_block_size {lbs}: expected 512, 1024, 2048 or 4096"
+                ),
+            );
+        }
+        let info = DeviceInfo {
+            name: name.clone(),
+            major,
+            minor,
+            rotational: d.rotational.unwrap_or(false),
+            nr_requests,
+            queue_depth,
+            nr_hw_queues: d.nr_hw_queues.unwrap_or(1),
+            // 0 restores the default, as `queue_max_sectors_store` does in
+            // current kernels (max_user_sectors = 0: the smaller of
+            // max_hw_sectors and BLK_DEF_MAX_SECTORS_CAP, 1280 KiB)
+            max_sectors_kb: match d.max_sectors_kb {
+                None | Some(0) => 1280,
+                Some(kb) => kb,
+            },
+            logical_block_size: lbs,
+            capacity_bytes: capacity,
+        };
+        if let Err(e) = limits::device_queue(&info) {
+            return self.err(&d.name.span(), e);
+        }
+        let mut iosched = Vec::new();
+        for (k, v) in &d.iosched {
+            let s = match v.get_ref() {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                _ => {
+                    return self.err(
+                        &v.span(),
+                        format!("iosched.{k}: expected a number or string"),
+                    )
+                }
+            };
+            iosched.push((k.clone(), s));
+        }
+        // The scheduler and its tunables are checked by building them.
+        if let Err(e) = blklab_core::block::elevator::build(&scheduler, &info).and_then(|mut e| {
+            for (k, v) in &iosched {
+                e.set_tunable(k, v)?;
+            }
+            Ok(())
+        }) {
+            let span = d
+                .scheduler
+                .as_ref()
+                .map(|s| s.span())
+                .unwrap_or(d.name.span());
+            return self.err(&span, format!("device {name}: {e}"));
+        }
+        Some(DeviceConfig {
+            info,
+            model,
+            scheduler,
+            iosched,
+        })
+    }
+
+    /// The device index of a job: its `device`, or the only device. None
+    /// (with an error, unless a failed device explains it) otherwise.
+    pub(super) fn job_device(
+        &mut self,
+        where_: &str,
+        j: &RawJob,
+        devices: &[DeviceConfig],
+        declared: usize,
+    ) -> Option<usize> {
+        let some_failed = devices.len() < declared;
+        match (&j.device, devices.len()) {
+            (None, 1) if !some_failed => Some(0),
+            (None, _) if some_failed => None,
+            (None, _) => {
+                self.errs.push(format!(
+                    "{where_}: several devices: say which with device = \"NAME\""
+                ));
+                None
+            }
+            (Some(d), _) => match devices.iter().position(|x| &x.info.name == d.get_ref()) {
+                Some(i) => Some(i),
+                None if some_failed => None,
+                None => {
+                    let names: Vec<&str> = devices.iter().map(|x| x.info.name.as_str()).collect();
+                    self.err(
+                        &d.span(),
+                        format!(
+                            "no device '{}' (devices: {})",
+                            blklab_input::excerpt(d.get_ref()),
+                            names.join(", ")
+                        ),
+                    )
+                }
+            },
+        }
+    }
+}
