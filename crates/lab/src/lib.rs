@@ -12,5 +12,7 @@ pub mod replay_input;
 pub mod report;
 pub mod runner;
 pub mod scenario;
+pub mod set_doc;
 pub mod span;
+pub mod sweep;
 pub mod trace_file;
