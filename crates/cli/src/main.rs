@@ -43,7 +43,7 @@ enum Cmd {
         /// Run as kernel NAME does: every switch from its profile (`blklab switches --kernel NAME`), before --set.
         #[arg(long = "kernel-profile", value_name = "NAME")]
         kernel_profile: Option<String>,
-        /// Set a kernel-behaviour switch (KEY=VALUE), repeatable.
+        /// Set a kernel-behaviour switch or a scenario key (KEY=VALUE: `blk.split=off`, `cgroup./cgB.io.max=8:0 riops=100`, `job.LABEL.bs=8k`; docs/sweep-tune.md), repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write controller trace events (kernel tracepoint text format) to FILE.
@@ -213,8 +213,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn load(path: &Path) -> Result<Scenario> {
-    let sc = Scenario::load(path).map_err(|e| anyhow!("{e}"))?;
+/// Load a scenario with the command line's overrides (`overrides::load`:
+/// `--set` takes switches and scenario keys such as `cgroup./cgB.io.max`).
+fn load(path: &Path, seed: Option<u64>, profile: Option<&str>, set: &[String]) -> Result<Scenario> {
+    let sc = overrides::load(path, seed, profile, set)?;
     for w in &sc.warnings {
         eprintln!("warning: {w}");
     }
@@ -237,8 +239,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             iotrack_json,
             show_files,
         } => {
-            let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
+            let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(
                     blklab_lab::trace_file::FileSink::create(p)
@@ -327,8 +328,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             set,
             tables,
         } => {
-            let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)?;
+            let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();

@@ -16,3 +16,4 @@ pub mod set_doc;
 pub mod span;
 pub mod sweep;
 pub mod trace_file;
+pub mod tune;

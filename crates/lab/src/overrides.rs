@@ -114,3 +114,32 @@ pub fn build(text: &str, path: &std::path::Path, sets: &[(String, String)]) -> R
     })?;
     Ok(sc)
 }
+
+/// The command line's view: load the scenario file, apply the document keys
+/// among `set` (`build`), then `apply` the seed, the kernel profile and the
+/// switches, in that order.
+pub fn load(
+    path: &std::path::Path,
+    seed: Option<u64>,
+    profile: Option<&str>,
+    set: &[String],
+) -> Result<Scenario> {
+    let (doc, rest): (Vec<&String>, Vec<&String>) = set.iter().partition(|kv| {
+        kv.split_once('=')
+            .is_some_and(|(k, _)| crate::set_doc::is_doc_key(k.trim()))
+    });
+    let mut sc = if doc.is_empty() {
+        Scenario::load(path).map_err(|e| anyhow!("{e}"))?
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))?;
+        let kvs = doc
+            .iter()
+            .map(|kv| split_kv(kv))
+            .collect::<Result<Vec<_>>>()?;
+        build(&text, path, &kvs)?
+    };
+    let rest: Vec<String> = rest.into_iter().cloned().collect();
+    apply(&mut sc, seed, profile, &rest)?;
+    Ok(sc)
+}
