@@ -5,6 +5,7 @@
 mod bench;
 mod conformance_cmd;
 mod hostcmd;
+mod sweep_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -143,8 +144,19 @@ enum Cmd {
     Conformance(ConformanceArgs),
     /// Measure a real block device (or a file, through a loop device) with fio and fit a device model (root).
     Calibrate(CalibrateArgs),
+    /// Run a scenario over a grid of parameters and seeds on every core; one CSV row per run.
+    Sweep(sweep_cmd::SweepArgs),
+    /// Search controller settings for targets (`tune iocost`: io.cost.qos).
+    #[command(subcommand)]
+    Tune(TuneCmd),
     /// List the cloud volume presets (`[device.model] kind = "cloud"`, `preset = ...`) with their figures.
     Presets,
+}
+
+#[derive(Subcommand)]
+enum TuneCmd {
+    /// io.cost.qos (and optionally the model's scale) for the protected cgroups' targets.
+    Iocost(sweep_cmd::TuneIocostArgs),
 }
 
 #[derive(clap::Args)]
@@ -454,6 +466,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 model: blklab_calibrate::fit::ModelKind::parse(&a.model).map_err(|e| anyhow!(e))?,
             },
         ))),
+        Cmd::Sweep(a) => sweep_cmd::sweep(a).map(|_| ExitCode::SUCCESS),
+        Cmd::Tune(TuneCmd::Iocost(a)) => sweep_cmd::tune_iocost(a).map(|_| ExitCode::SUCCESS),
         Cmd::Presets => {
             print!("{}", blklab_core::drivers::cloud::presets::table());
             Ok(ExitCode::SUCCESS)
