@@ -130,8 +130,14 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     write_or_print(a.output.as_deref(), &table::csv(&rows))
 }
 
-fn list<T: std::str::FromStr>(flag: &str, given: &Option<String>, default: Vec<T>) -> Result<Vec<T>> {
-    given.as_deref().map_or(Ok(default), |s| parse_list(flag, s))
+fn list<T: std::str::FromStr>(
+    flag: &str,
+    given: &Option<String>,
+    default: Vec<T>,
+) -> Result<Vec<T>> {
+    given
+        .as_deref()
+        .map_or(Ok(default), |s| parse_list(flag, s))
 }
 
 pub fn tune_iocost(a: TuneIocostArgs) -> Result<()> {
@@ -147,7 +153,11 @@ pub fn tune_iocost(a: TuneIocostArgs) -> Result<()> {
     };
     let opts = tune::Options {
         protect: a.protect.clone(),
-        targets: a.target.iter().map(|t| Target::parse(t)).collect::<Result<_>>()?,
+        targets: a
+            .target
+            .iter()
+            .map(|t| Target::parse(t))
+            .collect::<Result<_>>()?,
         space,
         seeds: a.common.seeds,
     };
@@ -162,7 +172,11 @@ pub fn tune_iocost(a: TuneIocostArgs) -> Result<()> {
     );
     let (_, rows) = run_plan(setup.plan.clone(), &a.common)?;
     let out = setup.evaluate(&rows)?;
-    println!("Pareto front ({} of {} candidates; * = recommended):", out.front.len(), out.scored.len());
+    println!(
+        "Pareto front ({} of {} candidates; * = recommended):",
+        out.front.len(),
+        out.scored.len()
+    );
     print!("{}", tune::render::table(&setup, &out));
     println!();
     print!("{}", tune::render::verdict(&setup, &out));

@@ -54,10 +54,11 @@ pub struct RunRow {
     pub metrics: Vec<(String, f64)>,
 }
 
-/// A plan's scenarios, built and checked once per combination.
+/// A plan's scenarios, built and checked once per combination (those a
+/// worker needs: `Plan::build_for`; every one: `Plan::build`).
 pub struct Built {
     pub plan: Plan,
-    pub scenarios: Vec<Scenario>,
+    pub scenarios: Vec<Option<Scenario>>,
 }
 
 impl Plan {
@@ -99,15 +100,44 @@ impl Plan {
     /// first bad combination's error is reported, the same whatever runs
     /// where. Combinations are checked before anything runs.
     pub fn build(self) -> Result<Built> {
+        let all = self.runs();
+        self.build_for(&all)
+    }
+
+    /// Build only the combinations `runs` use (a worker given a batch).
+    pub fn build_for(self, runs: &[RunSpec]) -> Result<Built> {
         if self.seeds == 0 {
             return Err(anyhow!("--seeds 0: at least one seed is needed"));
         }
-        let scenarios = (0..self.combos.len())
-            .map(|c| crate::overrides::build(&self.text, &self.path, &self.sets(c)))
-            .collect::<Result<Vec<_>>>()?;
+        let mut scenarios: Vec<Option<Scenario>> = (0..self.combos.len()).map(|_| None).collect();
+        for r in runs {
+            let slot = scenarios
+                .get_mut(r.combo)
+                .ok_or_else(|| anyhow!("run {}: no combination {}", r.index, r.combo))?;
+            if slot.is_none() {
+                *slot = Some(crate::overrides::build(
+                    &self.text,
+                    &self.path,
+                    &self.sets(r.combo),
+                )?);
+            }
+        }
         Ok(Built {
             plan: self,
             scenarios,
+        })
+    }
+
+    /// The run with index `i` (`runs()[i]`).
+    pub fn run_spec(&self, i: usize) -> Result<RunSpec> {
+        let n = self.combos.len() * self.seeds as usize;
+        if i >= n {
+            return Err(anyhow!("run index {i}: the plan has {n} runs"));
+        }
+        Ok(RunSpec {
+            index: i,
+            combo: i / self.seeds as usize,
+            seed_k: (i % self.seeds as usize) as u64,
         })
     }
 }
@@ -115,7 +145,9 @@ impl Plan {
 impl Built {
     /// Run one run of the plan.
     pub fn run_one(&self, r: RunSpec) -> Result<RunRow> {
-        let mut sc = self.scenarios[r.combo].clone();
+        let mut sc = self.scenarios[r.combo]
+            .clone()
+            .ok_or_else(|| anyhow!("run {}: combination {} was not built", r.index, r.combo))?;
         sc.config.seed = sc.config.seed.wrapping_add(r.seed_k);
         let out = crate::runner::run(&sc, &sc.config, None)?;
         Ok(RunRow {

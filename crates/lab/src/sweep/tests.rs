@@ -26,6 +26,10 @@ fn run_order_is_combination_major_first_parameter_slowest() {
     let runs = plan.runs();
     assert_eq!(runs.len(), 8);
     assert_eq!((runs[5].combo, runs[5].seed_k), (2, 1));
+    for r in &runs {
+        assert_eq!(plan.run_spec(r.index).unwrap(), *r);
+    }
+    assert!(plan.run_spec(8).is_err());
     assert_eq!(
         plan.combos[2][0],
         ("iocost.busy_level_fix".into(), "on".into())
