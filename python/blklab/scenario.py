@@ -121,11 +121,14 @@ class Result:
     @property
     def trace(self) -> pd.DataFrame:
         """Controller trace events (the run must have had `trace=True`):
-        `time_ns`, `event` (the tracepoint's name), `payload` (its text, as
-        `blklab run --trace` writes it)."""
+        `time_ns`, `system` and `event` (the tracepoint's, e.g. `iocost`,
+        `iocost_ioc_vrate_adj`), `payload` (its text, as `blklab run --trace`
+        writes it)."""
         if self._events is None:
             raise _native.BlklabError("no trace: run with trace=True")
-        return pd.DataFrame(self._events, columns=["time_ns", "event", "payload"])
+        rows = [(t, *(name.split(":", 1) if ":" in name else ("", name)), payload)
+                for t, name, payload in self._events]
+        return pd.DataFrame(rows, columns=["time_ns", "system", "event", "payload"])
 
 
 def variant_list(variants: Variants) -> List[List[Tuple[str, str]]]:

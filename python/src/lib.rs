@@ -18,7 +18,7 @@ use pyo3::create_exception;
 use pyo3::prelude::*;
 
 create_exception!(
-    _native,
+    blklab,
     BlklabError,
     pyo3::exceptions::PyValueError,
     "A scenario, override or sweep problem, with the command line's message."

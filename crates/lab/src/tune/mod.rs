@@ -58,9 +58,12 @@ pub struct Outcome {
     /// against the others' throughput), best throughput first.
     pub front: Vec<usize>,
     pub recommended: Option<usize>,
-    /// When nothing meets every target: (target, best achievable value
-    /// among the candidates that meet every other target, its candidate).
+    /// When nothing meets every target: (target, best achievable value,
+    /// its candidate) for each target no candidate reaches; when each is
+    /// reachable alone (`joint`), for each target missed by the best
+    /// candidate among those meeting every other target.
     pub binding: Vec<(usize, Option<(f64, usize)>)>,
+    pub joint: bool,
 }
 
 fn is_under(cg: &str, p: &str) -> bool {
@@ -257,22 +260,40 @@ pub fn pick(targets: &[Target], scored: Vec<Scored>) -> Outcome {
             }
         };
     }
-    let mut binding = Vec::new();
-    if recommended.is_none() {
-        for (ti, t) in targets.iter().enumerate() {
-            // the best value of this target among the candidates meeting every other one
-            let mut best: Option<(f64, usize)> = None;
-            for (i, s) in scored.iter().enumerate() {
-                let others_met = targets
+    // with nothing feasible: the targets no candidate reaches even alone,
+    // with their best values; when each is reachable alone but not all
+    // together, those missed by the best candidate meeting all the others
+    let best_of = |ti: usize, others_met: bool| {
+        let t = &targets[ti];
+        let mut best: Option<(f64, usize)> = None;
+        for (i, s) in scored.iter().enumerate() {
+            let ok = !others_met
+                || targets
                     .iter()
                     .enumerate()
                     .all(|(tj, u)| tj == ti || u.met(s.worst[tj]));
-                if others_met && best.is_none_or(|(b, _)| t.better(s.worst[ti], b)) {
-                    best = Some((s.worst[ti], i));
-                }
+            if ok && best.is_none_or(|(b, _)| t.better(s.worst[ti], b)) {
+                best = Some((s.worst[ti], i));
             }
+        }
+        best
+    };
+    let mut binding = Vec::new();
+    let mut joint = false;
+    if recommended.is_none() && !scored.is_empty() {
+        for (ti, t) in targets.iter().enumerate() {
+            let best = best_of(ti, false);
             if best.is_none_or(|(b, _)| !t.met(b)) {
                 binding.push((ti, best));
+            }
+        }
+        if binding.is_empty() {
+            joint = true;
+            for (ti, t) in targets.iter().enumerate() {
+                let best = best_of(ti, true);
+                if best.is_none_or(|(b, _)| !t.met(b)) {
+                    binding.push((ti, best));
+                }
             }
         }
     }
@@ -281,6 +302,7 @@ pub fn pick(targets: &[Target], scored: Vec<Scored>) -> Outcome {
         front,
         recommended,
         binding,
+        joint,
     }
 }
 

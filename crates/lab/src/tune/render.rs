@@ -94,10 +94,15 @@ pub fn verdict(setup: &Setup, out: &Outcome) -> String {
                     Some((v, i)) => {
                         let _ = writeln!(
                             s,
-                            "binding: {} — best achievable {} {v:.2}{} (with the other targets met), at io.cost.qos: {}",
+                            "binding: {} — best achievable {} {v:.2}{}{}, at io.cost.qos: {}",
                             t.text,
                             t.text.split(['<', '>']).next().unwrap_or("").trim(),
                             t.unit(),
+                            if out.joint {
+                                " with the other targets met"
+                            } else {
+                                ""
+                            },
                             setup.qos_line(&out.scored[*i].qos)
                         );
                     }

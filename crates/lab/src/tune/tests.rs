@@ -49,15 +49,22 @@ fn with_no_feasible_setting_the_binding_target_and_its_best_value_are_named() {
         others_mbps: mbps,
         feasible: false,
     };
-    // iops is met by the first two; latency never: latency binds at 3 (the best
-    // among those meeting iops), iops does not bind (met where latency is best? no:
-    // nothing meets latency, so iops has no candidate meeting the others)
+    // iops is met by the first two; latency by none: latency binds, at its
+    // best value anywhere (2 ms, the third candidate)
     let o = pick(
-        &[lat, iops],
+        &[lat.clone(), iops.clone()],
         vec![mk(3.0, 150.0, 1.0), mk(5.0, 120.0, 2.0), mk(2.0, 50.0, 3.0)],
     );
     assert_eq!(o.recommended, None);
-    assert_eq!(o.binding, vec![(0, Some((3.0, 0))), (1, None)]);
+    assert_eq!((o.binding, o.joint), (vec![(0, Some((2.0, 2)))], false));
+    // each reachable alone, never together: latency's best among those
+    // meeting iops is 3 ms (the first), iops's best among those meeting
+    // latency is 50 (the second)
+    let o = pick(&[lat, iops], vec![mk(3.0, 150.0, 1.0), mk(0.5, 50.0, 3.0)]);
+    assert_eq!(
+        (o.binding, o.joint),
+        (vec![(0, Some((3.0, 0))), (1, Some((50.0, 1)))], true)
+    );
 }
 
 fn scenario_plan() -> Plan {
