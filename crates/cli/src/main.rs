@@ -65,6 +65,15 @@ enum Cmd {
         /// At the end, print every cgroup's io.stat and io.iotrack.stat and every device's stat file.
         #[arg(long = "show-files")]
         show_files: bool,
+        /// Write the controller time series (CSV, one file per table; docs/report.md) into DIR.
+        #[arg(long, value_name = "DIR")]
+        timeseries: Option<PathBuf>,
+        /// The interval of the per-interval time series and report plots, ms.
+        #[arg(long = "interval-ms", default_value_t = 100, value_name = "MS")]
+        interval_ms: u64,
+        /// Write a self-contained HTML report (plots, summary, scenario) to FILE.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
     },
     /// Per-cgroup block I/O latency on this host (the iotrack report from the kernel's blk tracer; root).
     Top {
@@ -118,6 +127,12 @@ enum Cmd {
         /// Also print each variant's full summary table.
         #[arg(long)]
         tables: bool,
+        /// Write a self-contained HTML report with every variant overlaid on each plot.
+        #[arg(long, value_name = "FILE.html")]
+        report: Option<PathBuf>,
+        /// The interval of the report's per-interval plots, ms.
+        #[arg(long = "interval-ms", default_value_t = 100, value_name = "MS")]
+        interval_ms: u64,
     },
     /// Validate scenarios and report every problem with file, line and expectation.
     Check { scenarios: Vec<PathBuf> },
@@ -235,6 +250,47 @@ fn load(path: &Path, seed: Option<u64>, profile: Option<&str>, set: &[String]) -
     Ok(sc)
 }
 
+/// `--report FILE.html` of `run` and `compare`: the page for these runs.
+fn write_report(
+    sc: &Scenario,
+    path: &Path,
+    runs: &[(String, blklab_lab::timeseries::Series)],
+    tables: Vec<(String, String)>,
+) -> Result<()> {
+    let text = std::fs::read_to_string(&sc.path)
+        .with_context(|| format!("reading {}", sc.path.display()))?;
+    let file = sc.path.file_name().unwrap_or_default().to_string_lossy();
+    let mut notes: Vec<String> = sc.description.iter().cloned().collect();
+    for s in SWITCHES {
+        if runs
+            .iter()
+            .any(|(n, _)| n.contains(&format!("{}=", s.name)))
+        {
+            notes.push(format!("{}: {}", s.name, s.help));
+        }
+    }
+    let input = blklab_lab::report_html::Input {
+        title: format!(
+            "blklab {}: {file}",
+            if runs.len() > 1 { "compare" } else { "run" }
+        ),
+        notes,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        scenario_path: sc.path.display().to_string(),
+        scenario_text: text,
+        variants: runs
+            .iter()
+            .map(|(name, series)| blklab_lab::report_html::Variant {
+                name: name.clone(),
+                series,
+            })
+            .collect(),
+        tables,
+    };
+    let html = blklab_lab::report_html::render(&input)?;
+    blklab_lab::report_html::write(path, &html)
+}
+
 fn real_main(cli: Cli) -> Result<ExitCode> {
     match cli.cmd {
         Cmd::Run {
@@ -250,6 +306,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             extended,
             iotrack_json,
             show_files,
+            timeseries,
+            interval_ms,
+            report: report_path,
         } => {
             let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
@@ -263,7 +322,22 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 bail!("--output-format {output_format}: expected normal, json or summary");
             }
             let json = output_format == "json";
+            let observe = timeseries.is_some() || report_path.is_some();
+            if observe && (iotrack.is_some() || show_files) {
+                bail!("--timeseries/--report: not together with --iotrack or --show-files");
+            }
+            let mut series = None;
             let (out, iot, sim) = match iotrack {
+                None if observe => {
+                    let opts = blklab_lab::timeseries::Options {
+                        interval_ns: interval_ms * 1_000_000,
+                        csv_dir: timeseries.clone(),
+                        keep: report_path.is_some(),
+                    };
+                    let (o, s) = blklab_lab::timeseries::run(&sc, &sc.config, sink, &opts)?;
+                    series = s;
+                    (o, None, None)
+                }
                 Some(ms) => {
                     let opts = blklab_lab::iotrack_run::IotrackOpts {
                         interval_ms: ms,
@@ -325,6 +399,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     &out.result,
                 )));
             }
+            if let (Some(p), Some(s)) = (&report_path, series) {
+                let tables = vec![("Summary".to_string(), report::summary_table(&out.groups))];
+                write_report(&sc, p, &[("run".to_string(), s)], tables)?;
+            }
             blklab_lab::output::write_job_outputs(&sc, &out)?;
             match output {
                 Some(p) => blklab_lab::output::write_atomic(&p, text.as_bytes())?,
@@ -339,14 +417,28 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             kernel_profile,
             set,
             tables,
+            report: report_path,
+            interval_ms,
         } => {
             let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
+            let mut all_series = Vec::new();
+            let opts = blklab_lab::timeseries::Options {
+                interval_ns: interval_ms * 1_000_000,
+                csv_dir: None,
+                keep: true,
+            };
             for c in &combos {
                 let name = compare::name(c);
-                let out = compare::run(&sc, c)?;
+                let out = if report_path.is_some() {
+                    let (o, s) = compare::run_observed(&sc, c, &opts)?;
+                    all_series.push((name.clone(), s.expect("kept")));
+                    o
+                } else {
+                    compare::run(&sc, c)?
+                };
                 if tables {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
@@ -355,10 +447,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
             }
-            println!("{}", report::compare_table(&results));
+            let table = report::compare_table(&results);
+            println!("{table}");
             let pct = report::pagecache_compare(&pc_results);
             if !pct.is_empty() {
                 println!("{pct}");
+            }
+            if let Some(p) = &report_path {
+                let mut tables = vec![("Comparison".to_string(), table)];
+                if !pct.is_empty() {
+                    tables.push(("Page cache".to_string(), pct));
+                }
+                write_report(&sc, p, &all_series, tables)?;
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -67,6 +67,11 @@ pub trait Syscalls {
     /// Returns the call's CPU time when it completed without sleeping; None
     /// when the task sleeps, and then [`Tasks::io_done`] ends the call.
     fn buffered(&mut self, tasks: &mut dyn Tasks, io: BufferedIo) -> Option<Ns>;
+    /// Whether a time-series probe listens (not a system call: the
+    /// simulator's observation of the task, `sim::probe`).
+    fn probing(&self) -> bool;
+    /// Hand a sample to the probe.
+    fn probe(&mut self, p: &crate::sim::probe::Probe<'_>);
 }
 
 /// What the kernel tells user space's tasks.

@@ -9,6 +9,7 @@
 pub mod cfmt;
 pub mod error;
 pub mod json;
+pub mod log;
 pub mod num2str;
 pub mod options;
 pub mod parse;

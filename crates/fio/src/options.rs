@@ -256,6 +256,8 @@ pub struct JobSpec {
     /// Options that were accepted but have no effect on the simulation
     /// (e.g. `output-format`, `invalidate`); the front-end warns about them.
     pub ignored: Vec<String>,
+    /// The log options (`write_bw_log`, `log_avg_msec`, ...).
+    pub logs: crate::log::LogOptions,
 }
 
 /// fio's default `percentile_list`.
@@ -326,6 +328,7 @@ impl JobSpec {
             output_format: None,
             output: None,
             ignored: Vec::new(),
+            logs: crate::log::LogOptions::default(),
         }
     }
 }

@@ -76,6 +76,10 @@ impl PlatHist {
     pub fn total(&self) -> u64 {
         self.total
     }
+    /// Every bucket's count, in index order (`PLAT_NR` of them).
+    pub fn counts(&self) -> &[u64] {
+        &self.buckets
+    }
     pub fn merge(&mut self, o: &PlatHist) {
         for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
             *a += *b;

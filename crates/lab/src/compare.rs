@@ -3,8 +3,11 @@
 
 use anyhow::{anyhow, bail, Result};
 
+use blklab_core::SimConfig;
+
 use crate::runner::{self, Outcome};
 use crate::scenario::Scenario;
+use crate::timeseries;
 
 /// One variant: the (switch, value) pairs it sets, in `--variant` order.
 pub type Variant = Vec<(String, String)>;
@@ -70,13 +73,27 @@ pub fn short_name(v: &Variant) -> String {
         .join(",")
 }
 
-/// Run the scenario with the variant's switches set on top of its own.
-pub fn run(sc: &Scenario, v: &Variant) -> Result<Outcome> {
+/// The scenario's configuration with the variant's switches set on top.
+fn config(sc: &Scenario, v: &Variant) -> Result<SimConfig> {
     let mut cfg = sc.config.clone();
     for (k, val) in v {
         cfg.switches
             .set(k, val)
             .map_err(|e| anyhow!("--variant: {e}"))?;
     }
-    runner::run(sc, &cfg, None)
+    Ok(cfg)
+}
+
+/// Run the scenario with the variant's switches set on top of its own.
+pub fn run(sc: &Scenario, v: &Variant) -> Result<Outcome> {
+    runner::run(sc, &config(sc, v)?, None)
+}
+
+/// `run`, with the time series recorded (for `compare --report`).
+pub fn run_observed(
+    sc: &Scenario,
+    v: &Variant,
+    opts: &timeseries::Options,
+) -> Result<(Outcome, Option<timeseries::Series>)> {
+    timeseries::run(sc, &config(sc, v)?, None, opts)
 }

@@ -72,7 +72,12 @@ pub fn io_stat_all(sim: &Sim) -> Vec<(String, String)> {
 /// The simulator for a scenario, ready to run: `build_sim`, then the
 /// workloads that come from recordings (`replay = ...` jobs).
 pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
-    let mut sim = build_sim(cfg, trace)?;
+    prepare_with(sc, cfg, Tracer::new(trace))
+}
+
+/// `prepare` with a tracer of the caller's (one that also carries a probe).
+pub fn prepare_with(sc: &Scenario, cfg: &SimConfig, tracer: Tracer) -> Result<Sim> {
+    let mut sim = Sim::new(cfg.clone(), tracer).map_err(|e| anyhow!("{e}"))?;
     crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)?;
     Ok(sim)
 }

@@ -17,6 +17,9 @@ use crate::block::layer::BlkHost;
 use crate::block::request::{ReqId, Request};
 use crate::block::rq_qos::QosVerdict;
 use crate::sim::engine::Ev;
+use crate::sim::probe::Probe;
+use crate::sim::time::Ns;
+use crate::sim::trace::Tracer;
 
 pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
@@ -39,6 +42,16 @@ pub(crate) trait BlkMq: BlkHost {
             if held {
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
+                let b = self.blk();
+                if b.trace.probing() {
+                    let bio = b.bios.get(id);
+                    let p = Probe::ThrotlQueue {
+                        dev,
+                        cg: bio.cg,
+                        write: bio.op.is_write(),
+                    };
+                    b.trace.probe(now, &p);
+                }
                 let bio = self.blk().bios.get_mut(id);
                 let waits = std::mem::replace(&mut bio.flags.submitter_waits, false);
                 let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
@@ -71,6 +84,16 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         for &id in &released {
             b.bios.get_mut(id).flags.throttled = true;
+            if b.trace.probing() {
+                let bio = b.bios.get(id);
+                let p = Probe::ThrotlDispatch {
+                    dev,
+                    cg: bio.cg,
+                    write: bio.op.is_write(),
+                    wait_ns: now - bio.t_submit,
+                };
+                b.trace.probe(now, &p);
+            }
         }
         let ids: Vec<BioId> = released.drain(..).collect();
         b.released = released;
@@ -340,6 +363,7 @@ pub(crate) trait BlkMq: BlkHost {
             }
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             d.st.in_device += 1;
+            probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
@@ -368,6 +392,7 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
+            probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             d.st.tags_used -= 1;
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
@@ -464,3 +489,15 @@ pub(crate) trait BlkMq: BlkHost {
 }
 
 impl<T: BlkHost> BlkMq for T {}
+
+/// The device's request count changed: a probe sample (time series only).
+fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
+    if trace.probing() {
+        let p = Probe::DeviceDepth {
+            dev,
+            in_device,
+            queue_depth,
+        };
+        trace.probe(now, &p);
+    }
+}

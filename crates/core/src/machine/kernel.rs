@@ -112,6 +112,13 @@ impl Syscalls for Kernel {
     fn now(&self) -> Ns {
         self.clk.now
     }
+    fn probing(&self) -> bool {
+        self.blk.trace.probing()
+    }
+    fn probe(&mut self, p: &crate::sim::probe::Probe<'_>) {
+        let now = self.clk.now;
+        self.blk.trace.probe(now, p);
+    }
     fn cpu(&self) -> CpuCosts {
         self.cpu
     }

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod cpu;
 pub mod engine;
 pub mod kerr;
+pub mod probe;
 pub mod rng;
 pub mod slab;
 pub mod switches;

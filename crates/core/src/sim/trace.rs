@@ -2,6 +2,7 @@
 //! lines; the sink decides where they go (a file, a buffer in tests). With no
 //! sink, nothing is formatted.
 
+use crate::sim::probe::{Probe, ProbeSink};
 use crate::sim::time::Ns;
 
 pub trait TraceSink {
@@ -32,19 +33,47 @@ pub fn format_line(t: Ns, name: &str, payload: &str) -> String {
 }
 
 /// A handle the controllers use: cheap to test for "off".
+/// It also carries the optional structured probe (`sim::probe`), which the
+/// same instrumentation points feed.
 pub struct Tracer {
     sink: Option<Box<dyn TraceSink>>,
+    probe: Option<Box<dyn ProbeSink>>,
 }
 
 impl Default for Tracer {
     fn default() -> Self {
-        Tracer { sink: None }
+        Tracer {
+            sink: None,
+            probe: None,
+        }
     }
 }
 
 impl Tracer {
     pub fn new(sink: Option<Box<dyn TraceSink>>) -> Tracer {
-        Tracer { sink }
+        Tracer { sink, probe: None }
+    }
+    /// A tracer that also hands structured samples to `probe`.
+    pub fn with_probe(
+        sink: Option<Box<dyn TraceSink>>,
+        probe: Option<Box<dyn ProbeSink>>,
+    ) -> Tracer {
+        Tracer { sink, probe }
+    }
+    /// Whether a probe listens (cheap: callers skip building samples when not).
+    #[inline]
+    pub fn probing(&self) -> bool {
+        self.probe.is_some()
+    }
+    /// Hand a sample to the probe, if there is one.
+    #[inline]
+    pub fn probe(&mut self, t: Ns, p: &Probe<'_>) {
+        if let Some(s) = self.probe.as_mut() {
+            s.sample(t, p);
+        }
+    }
+    pub fn take_probe(&mut self) -> Option<Box<dyn ProbeSink>> {
+        self.probe.take()
     }
     #[inline]
     pub fn enabled(&self) -> bool {

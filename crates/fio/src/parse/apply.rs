@@ -256,6 +256,18 @@ pub(super) fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), 
             s.kb_base = if c == "1024" { 1024 } else { 1000 };
         }
         "thread" => s.thread = str_set(val)?,
+        // FIO_OPT_STR with a callback: the value, if any, is the file prefix
+        "write_bw_log" => s.logs.bw = Some(v.to_string()),
+        "write_lat_log" => s.logs.lat = Some(v.to_string()),
+        "write_iops_log" => s.logs.iops = Some(v.to_string()),
+        "write_hist_log" => s.logs.hist = Some(v.to_string()),
+        "log_avg_msec" => s.logs.avg_msec = int_range(v, k, 0, u32::MAX)? as u64,
+        "log_hist_msec" => s.logs.hist_msec = int_range(v, k, 0, u32::MAX)? as u64,
+        "log_hist_coarseness" => s.logs.hist_coarseness = int_range(v, k, 0, u32::MAX)? as u32,
+        "log_max_value" => s.logs.log_max = boolean(v)?,
+        "log_offset" => s.logs.log_offset = boolean(v)?,
+        "log_prio" => s.logs.log_prio = boolean(v)?,
+        "per_job_logs" => s.logs.per_job_logs = boolean(v)?,
         other => return Err(format!("internal: option {other} has no handler")),
     }
     Ok(())

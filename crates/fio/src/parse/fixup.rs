@@ -34,6 +34,22 @@ pub(super) fn finish(mut dr: Draft) -> Result<JobSpec, String> {
         s.ignored
             .push("time_based (no runtime given, so fio ignores it)".into());
     }
+    // add_job: a bw/iops log averaged over log_avg_msec makes that the
+    // stats' sampling window too, unless bwavgtime/iopsavgtime was given
+    // (then the log uses the smaller of the two)
+    let given = |opt: &str| {
+        s.raw_options
+            .iter()
+            .chain(s.global_options.iter())
+            .any(|(n, _)| n == opt)
+    };
+    let avg = s.logs.avg_msec;
+    if avg > 0 && s.logs.bw.is_some() && !given("bwavgtime") {
+        s.bwavgtime_ms = avg;
+    }
+    if avg > 0 && s.logs.iops.is_some() && !given("iopsavgtime") {
+        s.iopsavgtime_ms = avg;
+    }
     for i in 0..3 {
         s.bs[i] = if let Some(sp) = dr.split[i].take() {
             BsSpec::Split(sp)

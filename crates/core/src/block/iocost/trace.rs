@@ -10,6 +10,7 @@
 //! `%d.%02d%%`), and `iocost_period` summarises each period.
 
 use crate::block::ctx::Ctx;
+use crate::sim::probe::{IocgPeriod, IocostPeriod, Probe};
 
 use super::period::PeriodSignals;
 use super::*;
@@ -132,7 +133,12 @@ impl IoCost {
     }
 
     /// Simulator-only per-period summary (not a kernel tracepoint).
+    /// With a probe listening, the same period also goes out as numbers
+    /// (`probe_period`).
     pub(crate) fn trace_period(&self, ctx: &mut Ctx, s: &PeriodSignals, usage_us_sum: u64) {
+        if ctx.trace.probing() {
+            self.probe_period(ctx, s, usage_us_sum);
+        }
         if !ctx.trace.enabled() {
             return;
         }
@@ -156,5 +162,50 @@ impl IoCost {
                 s.nr_shortages
             )
         });
+    }
+}
+
+impl IoCost {
+    /// The period's figures and every active iocg's (what iocost_monitor.py
+    /// reads from the kernel's structures each period) as probe samples.
+    /// Reads cached values only: observing must not change the state.
+    fn probe_period(&self, ctx: &mut Ctx, s: &PeriodSignals, usage_us_sum: u64) {
+        let dev = self.dev_name.as_str();
+        ctx.trace.probe(
+            ctx.now,
+            &Probe::IocostPeriod(IocostPeriod {
+                dev,
+                period: self.cur_period,
+                period_us: self.period_us,
+                vrate: self.vtime_base_rate,
+                busy_level: self.busy_level,
+                missed_ppm: s.lat.missed_ppm,
+                rq_wait_pct: s.lat.rq_wait_pct,
+                nr_lagging: s.nr_lagging,
+                nr_shortages: s.nr_shortages,
+                nr_active: self.active.len() as u32,
+                nr_done: s.lat.nr_done,
+                usage_us: usage_us_sum,
+            }),
+        );
+        for &idx in &self.active {
+            let g = &self.iocgs[idx];
+            let debt_ns = (g.abs_vdebt as u128 * 1000 / VTIME_PER_USEC as u128) as u64;
+            ctx.trace.probe(
+                ctx.now,
+                &Probe::IocgPeriod(IocgPeriod {
+                    dev,
+                    cgroup: ctx.cgroups.get(g.cg).path.as_str(),
+                    period: self.cur_period,
+                    active: g.active,
+                    inuse: g.inuse,
+                    hweight_active: g.hweight_active,
+                    hweight_inuse: g.hweight_inuse,
+                    usage_us: g.usage_delta_us,
+                    debt_ns,
+                    delay_ns: if g.use_delay { g.delay } else { 0 },
+                }),
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@ use blklab_fio::Ddir;
 
 use super::{IoU, Job, Phase};
 use crate::sim::engine::Ev;
+use crate::sim::probe::{FioIo, Probe};
 use crate::sim::time::{Ns, NSEC_PER_MSEC, NSEC_PER_USEC};
 use crate::syscall::{BufferedIo, DirectIo, JobId, Syscalls, Tasks};
 use crate::workload::Workload;
@@ -364,6 +365,20 @@ impl Workload {
                 st.lat.add(now - io.start_time);
                 st.io_bytes += io.bytes as u64;
                 job.stats.add_lat_bin(clat);
+                if sys.probing() {
+                    let p = Probe::FioIo(FioIo {
+                        job: j,
+                        ddir: io.ddir,
+                        bytes: io.bytes,
+                        offset: io.offset,
+                        prio: job.ioprio.0,
+                        slat_ns: io.has_slat.then(|| io.issue_time - io.start_time),
+                        clat_ns: clat,
+                        lat_ns: now - io.start_time,
+                        epoch_ns: job.epoch,
+                    });
+                    sys.probe(&p);
+                }
             }
             job.free.push(n);
             job.cur_depth -= 1;
@@ -405,6 +420,8 @@ impl Workload {
             start_time: now,
             issue_time: 0,
             done_time: 0,
+            offset,
+            has_slat: false,
         };
         job.cur_depth += 1;
         job.in_flight += 1;
@@ -506,6 +523,7 @@ impl Workload {
         io.issue_time = now;
         let d = io.ddir as usize;
         let slat = now - io.start_time;
+        io.has_slat = true;
         if !job.in_ramp {
             job.stats.dirs[d].slat.add(slat);
             job.stats.iodepth_level[iodepth_level_bin(job.cur_depth)] += 1;

@@ -36,6 +36,10 @@ struct IoU {
     start_time: Ns,
     issue_time: Ns,
     done_time: Ns,
+    /// Where on the device (fio's `io_u->offset`), for `log_offset`.
+    offset: u64,
+    /// fio recorded a submission latency for it (async engines).
+    has_slat: bool,
 }
 
 /// Where the job is in its loop.
