@@ -60,7 +60,7 @@ def _chunks(xs: Sequence[int], n: int) -> List[List[int]]:
 def _run_local(src, combos, seeds, indices, jobs, cache, progress) -> List[Row]:
     rows: List[Row] = []
     # batches so that the progress bar moves; each batch uses every worker
-    per = max(1, 4 * (jobs or os.cpu_count() or 1))
+    per = max(4 * (jobs or os.cpu_count() or 1), len(indices) // 50, 1)
     for chunk in _chunks(indices, per):
         rows.extend(_native.run_batch(src, combos, seeds, chunk, jobs, cache))
         progress.add(len(chunk))
