@@ -68,11 +68,17 @@ class Scenario:
     def copy(self) -> "Scenario":
         return Scenario(self._text, self._path, self._sets)
 
-    def run(self, seed: Optional[int] = None, trace: bool = False) -> "Result":
+    def run(self, seed: Optional[int] = None, trace: bool = False,
+            timeseries: bool = False, interval_ms: int = 100) -> "Result":
         """Simulate (the GIL is released meanwhile). `trace=True` keeps the
-        controller trace events for `Result.trace` (in memory: for short runs)."""
-        docs, groups, events = _native.run(self._text, self._path, self._sets, seed, trace)
-        return Result(docs, groups, events)
+        controller trace events for `Result.trace` (in memory: for short
+        runs); `timeseries=True` records the controller time series for
+        `Result.timeseries(name)` (`blklab run --timeseries`, per-interval
+        tables in intervals of `interval_ms`; bounded in memory). Neither
+        changes the run."""
+        docs, groups, events, series = _native.run(self._text, self._path, self._sets, seed,
+                                                   trace, interval_ms if timeseries else None)
+        return Result(docs, groups, events, series)
 
     def __repr__(self) -> str:
         return f"Scenario({self._path!r}, overrides={self._sets!r})"
@@ -87,10 +93,11 @@ def _value_text(v) -> str:
 class Result:
     """One run's results."""
 
-    def __init__(self, docs: List[str], groups, events):
+    def __init__(self, docs: List[str], groups, events, series=None):
         self._docs = docs
         self._groups = groups
         self._events = events
+        self._series = {name: (cols, rows) for name, cols, rows in (series or [])}
 
     @property
     def fio_json_text(self) -> str:
@@ -129,6 +136,25 @@ class Result:
         rows = [(t, *(name.split(":", 1) if ":" in name else ("", name)), payload)
                 for t, name, payload in self._events]
         return pd.DataFrame(rows, columns=["time_ns", "system", "event", "payload"])
+
+
+    @property
+    def timeseries_names(self) -> List[str]:
+        """The recorded tables (iocost_period, iocost_cgroup, throttle,
+        device, cgroup_io, latency_cdf); empty without `timeseries=True`."""
+        return list(self._series)
+
+    def timeseries(self, name: str) -> pd.DataFrame:
+        """One controller time-series table (the run must have had
+        `timeseries=True`): the same columns as the CSV file `blklab run
+        --timeseries DIR` writes for it (docs/report.md)."""
+        if not self._series:
+            raise _native.BlklabError("no time series: run with timeseries=True")
+        if name not in self._series:
+            raise _native.BlklabError(
+                f"no time series '{name}' (tables: {', '.join(self._series)})")
+        cols, rows = self._series[name]
+        return pd.DataFrame(rows, columns=cols)
 
 
 def variant_list(variants: Variants) -> List[List[Tuple[str, str]]]:

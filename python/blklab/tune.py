@@ -21,7 +21,8 @@ class TuneResult:
     others' MB/s, feasible, pareto, recommended) and `pareto`."""
 
     def __init__(self, table: str, verdict: str, csv: str, recommended: Optional[str],
-                 binding: List[str]):
+                 binding: List[str], html: str = ""):
+        self.html = html
         self.table = table
         self.verdict = verdict
         self.csv = csv
@@ -46,13 +47,15 @@ def tune_iocost(scenario: Union[Scenario, str, os.PathLike], protect: Union[str,
                 scale: Optional[Sequence[float]] = None, backend: str = "local",
                 cache=None, jobs: int = 0, address: Optional[str] = None,
                 progress: bool = True, csv: Optional[Union[str, os.PathLike]] = None,
+                report: Optional[Union[str, os.PathLike]] = None,
                 **ray_options) -> TuneResult:
     """Search io.cost.qos (rpct, rlat µs, wpct, wlat µs, min, max; writes
     tied to reads unless given; optionally `scale` of the model's rates)
     for settings under which the `protect` cgroups' jobs meet `targets`
     (`"p99<=5ms"`, `"iops>=190"`; worst over seeds) while the other jobs get
     the most MB/s (mean over seeds). Runs on the sweep machinery
-    (`backend`, `cache`, `address` as for `sweep`)."""
+    (`backend`, `cache`, `address` as for `sweep`). `csv=FILE` writes
+    every candidate, `report=FILE.html` the page with the trade-off plot."""
     sc = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
     protect = [protect] if isinstance(protect, str) else list(protect)
     targets = [targets] if isinstance(targets, str) else list(targets)
@@ -65,10 +68,16 @@ def tune_iocost(scenario: Union[Scenario, str, os.PathLike], protect: Union[str,
     # the candidates' overrides go after the scenario's own
     rows = run_plan(sc, combos, seeds, backend=backend, cache=cache, jobs=jobs,
                     address=address, progress=progress, **ray_options)
-    table, verdict, csv_text, recommended, binding = setup.evaluate(rows)
-    if csv is not None:
-        tmp = os.fspath(csv) + ".tmp"
-        with open(tmp, "w") as f:
-            f.write(csv_text)
-        os.replace(tmp, csv)
-    return TuneResult(table, verdict, csv_text, recommended, binding)
+    table, verdict, csv_text, recommended, binding, html = setup.evaluate(rows)
+    for path, text in ((csv, csv_text), (report, html)):
+        if path is not None:
+            _write_whole(path, text)
+    return TuneResult(table, verdict, csv_text, recommended, binding, html)
+
+
+def _write_whole(path, text: str) -> None:
+    """Through a temporary file beside it and a rename: whole, or not at all."""
+    tmp = os.fspath(path) + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

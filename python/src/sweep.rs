@@ -150,12 +150,14 @@ impl TuneSetup {
     }
 
     /// Score the rows: (Pareto table, verdict, every candidate as CSV,
-    /// recommended io.cost.qos line or None, binding target texts).
+    /// recommended io.cost.qos line or None, binding target texts, the
+    /// HTML report).
+    #[allow(clippy::type_complexity)] // unpacked at once by blklab.tune_iocost
     fn evaluate(
         &self,
         py: Python<'_>,
         rows: Vec<PyRow>,
-    ) -> PyResult<(String, String, String, Option<String>, Vec<String>)> {
+    ) -> PyResult<(String, String, String, Option<String>, Vec<String>, String)> {
         py.allow_threads(|| {
             let rows: Vec<RunRow> = rows.into_iter().map(from_py).collect();
             let out = self.0.evaluate(&rows)?;

@@ -2,6 +2,7 @@
 
 import json
 
+import pandas as pd
 import pytest
 
 import blklab
@@ -94,3 +95,26 @@ def test_fio_json_documents_parse_as_fio_json():
     r = blklab.Scenario.load(EXAMPLES / "iocost-busy-level.toml").run()
     assert [d["fio version"] for d in r.fio_json] == ["fio-3.33-blklab"] * 2
     assert json.loads(r.fio_json_text.split("\n}\n")[0] + "\n}")["jobs"][0]["jobname"] == "cgA"
+
+
+def test_timeseries_tables(blklab_bin, tmp_path):
+    sc = blklab.Scenario.load(EXAMPLES / "iocost-busy-level.toml")
+    r = sc.run(timeseries=True, interval_ms=100)
+    # observing does not change the run
+    assert r.fio_json_text == sc.run().fio_json_text
+    assert "iocost_period" in r.timeseries_names
+    # the same table as `blklab run --timeseries DIR` writes
+    cli(blklab_bin, "run", "examples/iocost-busy-level.toml", "--output-format", "summary",
+        "--timeseries", tmp_path)
+    csvs = sorted(p.name for p in tmp_path.iterdir())
+    for name in r.timeseries_names:
+        want = pd.read_csv(tmp_path / f"{name}.csv") if f"{name}.csv" in csvs else None
+        if want is None:
+            continue
+        got = r.timeseries(name)
+        assert list(got.columns) == list(want.columns), name
+        assert len(got) == len(want), name
+    with pytest.raises(blklab.BlklabError, match="no time series 'nope'"):
+        r.timeseries("nope")
+    with pytest.raises(blklab.BlklabError, match="timeseries=True"):
+        sc.run().timeseries("iocost_period")

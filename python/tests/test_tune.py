@@ -45,3 +45,12 @@ def test_bad_tuner_input():
         blklab.tune_iocost(TUNE_CASE, "/cgB", "p42<=5ms", progress=False)
     with pytest.raises(blklab.BlklabError, match="--protect /cgZ: no job runs"):
         blklab.tune_iocost(TUNE_CASE, "/cgZ", "p99<=5ms", progress=False)
+
+
+def test_report_page_has_the_trade_off_plot(tmp_path):
+    r = blklab.tune_iocost(TUNE_CASE, "/cgB", "p99<=5ms", seeds=1, progress=False,
+                           report=tmp_path / "t.html", csv=tmp_path / "t.csv", **PINNED)
+    page = (tmp_path / "t.html").read_text()
+    assert "<svg" in page and "Pareto front" in page and r.recommended in page
+    assert (tmp_path / "t.csv").read_text() == r.csv
+    assert r.pareto["others_mbps"].is_monotonic_decreasing

@@ -76,6 +76,9 @@ pub struct TuneIocostArgs {
     /// Write every candidate (the trade-off data) as CSV here.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Write the report (trade-off plot, Pareto table, verdict) as one HTML page here.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
 }
 
 fn bar(total: usize, quiet: bool) -> ProgressBar {
@@ -183,6 +186,10 @@ pub fn tune_iocost(a: TuneIocostArgs) -> Result<()> {
     if let Some(p) = &a.csv {
         blklab_lab::output::write_atomic(p, tune::render::csv(&setup, &out).as_bytes())?;
         eprintln!("tune: every candidate written to {}", p.display());
+    }
+    if let Some(p) = &a.report {
+        blklab_lab::report_html::write(p, &tune::report::html(&setup, &out)?)?;
+        eprintln!("tune: report written to {}", p.display());
     }
     Ok(())
 }

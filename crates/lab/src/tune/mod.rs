@@ -11,6 +11,7 @@
 //! See docs/sweep-tune.md.
 
 pub mod render;
+pub mod report;
 pub mod space;
 pub mod target;
 

@@ -124,6 +124,8 @@ fn the_tuner_finds_the_vrate_a_hand_calculation_gives() {
         assert_eq!(s.feasible, s.qos.max < 50.0, "{:?}", s);
     }
     assert!(render::verdict(&setup, &out).contains("max=40"));
+    let page = report::html(&setup, &out).unwrap();
+    assert!(page.contains("<svg") && page.contains("Pareto front") && page.contains("max=40"));
 }
 
 #[test]
