@@ -171,6 +171,7 @@ impl TuneSetup {
                     .iter()
                     .map(|(t, _)| s.targets[*t].text.clone())
                     .collect(),
+                tune::report::html(s, &out)?,
             ))
         })
         .map_err(err)
