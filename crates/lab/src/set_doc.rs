@@ -188,11 +188,15 @@ fn job_indices(jobs: &toml_edit::ArrayOfTables, which: &str) -> Result<Vec<usize
     }
 }
 
-fn set_job(doc: &mut DocumentMut, rest: &str, raw: &str) -> Result<()> {
-    let jobs = doc
-        .get_mut("job")
+/// The scenario's `[[NAME]]` entries.
+fn entries<'a>(doc: &'a mut DocumentMut, name: &str) -> Result<&'a mut toml_edit::ArrayOfTables> {
+    doc.get_mut(name)
         .and_then(Item::as_array_of_tables_mut)
-        .ok_or_else(|| anyhow!("the scenario has no [[job]]"))?;
+        .ok_or_else(|| anyhow!("the scenario has no [[{name}]]"))
+}
+
+fn set_job(doc: &mut DocumentMut, rest: &str, raw: &str) -> Result<()> {
+    let jobs = entries(doc, "job")?;
     // the label may itself contain dots: the key is the last component
     let (which, key) = rest
         .rsplit_once('.')
@@ -215,10 +219,7 @@ fn set_job(doc: &mut DocumentMut, rest: &str, raw: &str) -> Result<()> {
 }
 
 fn set_device(doc: &mut DocumentMut, rest: &str, raw: &str) -> Result<()> {
-    let devs = doc
-        .get_mut("device")
-        .and_then(Item::as_array_of_tables_mut)
-        .ok_or_else(|| anyhow!("the scenario has no [[device]]"))?;
+    let devs = entries(doc, "device")?;
     let (name, field) = rest
         .split_once('.')
         .ok_or_else(|| anyhow!("expected device.NAME.FIELD"))?;

@@ -67,6 +67,22 @@ fn with_no_feasible_setting_the_binding_target_and_its_best_value_are_named() {
     );
 }
 
+/// cgB protected by `target`, vrate bounds from `min` x `max`, rlat 5 ms.
+fn options(target: &str, min: &[f64], max: &[f64], seeds: u64) -> Options {
+    Options {
+        protect: vec!["/cgB".into()],
+        targets: vec![Target::parse(target).unwrap()],
+        space: Space {
+            rpct: vec![90.0],
+            rlat_us: vec![5000],
+            min: min.to_vec(),
+            max: max.to_vec(),
+            ..Space::default()
+        },
+        seeds,
+    }
+}
+
 fn scenario_plan() -> Plan {
     let path = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -89,18 +105,8 @@ fn scenario_plan() -> Plan {
 /// the check allows 10 % above it.
 #[test]
 fn the_tuner_finds_the_vrate_a_hand_calculation_gives() {
-    let opts = Options {
-        protect: vec!["/cgB".into()],
-        targets: vec![Target::parse("p99<=5ms").unwrap()],
-        space: Space {
-            rpct: vec![90.0],
-            rlat_us: vec![5000],
-            min: vec![25.0, 40.0, 60.0, 80.0, 100.0],
-            max: vec![25.0, 40.0, 60.0, 80.0, 100.0],
-            ..Space::default()
-        },
-        seeds: 2,
-    };
+    let pinned = [25.0, 40.0, 60.0, 80.0, 100.0];
+    let opts = options("p99<=5ms", &pinned, &pinned, 2);
     let setup = Setup::new(scenario_plan(), opts).unwrap();
     assert_eq!(
         (setup.protected.clone(), setup.others.clone()),
@@ -130,18 +136,7 @@ fn the_tuner_finds_the_vrate_a_hand_calculation_gives() {
 
 #[test]
 fn an_unreachable_target_names_the_best_achievable_value() {
-    let opts = Options {
-        protect: vec!["/cgB".into()],
-        targets: vec![Target::parse("p99<=50us").unwrap()],
-        space: Space {
-            rpct: vec![90.0],
-            rlat_us: vec![5000],
-            min: vec![25.0],
-            max: vec![25.0, 100.0],
-            ..Space::default()
-        },
-        seeds: 1,
-    };
+    let opts = options("p99<=50us", &[25.0], &[25.0, 100.0], 1);
     let setup = Setup::new(scenario_plan(), opts).unwrap();
     let built = setup.plan.clone().build().unwrap();
     let rows = built
