@@ -6,49 +6,7 @@
 pub mod reader;
 pub mod writer;
 
-/// The log options of a job (fio's `thread_options` log fields).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LogOptions {
-    /// `write_bw_log[=PREFIX]`: the prefix ("" = the job's name), if set.
-    pub bw: Option<String>,
-    /// `write_lat_log[=PREFIX]`: clat, slat and lat logs.
-    pub lat: Option<String>,
-    pub iops: Option<String>,
-    /// `write_hist_log[=PREFIX]`: the clat histogram log.
-    pub hist: Option<String>,
-    pub avg_msec: u64,
-    pub hist_msec: u64,
-    pub hist_coarseness: u32,
-    /// `log_max_value`: averaged entries carry the window's maximum.
-    pub log_max: bool,
-    pub log_offset: bool,
-    pub log_prio: bool,
-    pub per_job_logs: bool,
-}
-
-impl Default for LogOptions {
-    fn default() -> Self {
-        LogOptions {
-            bw: None,
-            lat: None,
-            iops: None,
-            hist: None,
-            avg_msec: 0,
-            hist_msec: 0,
-            hist_coarseness: 0,
-            log_max: false,
-            log_offset: false,
-            log_prio: false,
-            per_job_logs: true,
-        }
-    }
-}
-
-impl LogOptions {
-    pub fn any(&self) -> bool {
-        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
-    }
-}
+pub use crate::options::LogOptions;
 
 /// What a log file holds (the `logtype` part of its name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
