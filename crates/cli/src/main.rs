@@ -6,6 +6,7 @@ mod bench;
 mod conformance_cmd;
 mod hostcmd;
 mod progress;
+mod sweep_cmd;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -44,7 +45,7 @@ enum Cmd {
         /// Run as kernel NAME does: every switch from its profile (`blklab switches --kernel NAME`), before --set.
         #[arg(long = "kernel-profile", value_name = "NAME")]
         kernel_profile: Option<String>,
-        /// Set a kernel-behaviour switch (KEY=VALUE), repeatable.
+        /// Set a kernel-behaviour switch or a scenario key (KEY=VALUE: `blk.split=off`, `cgroup./cgB.io.max=8:0 riops=100`, `job.LABEL.bs=8k`; docs/sweep-tune.md), repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write controller trace events (kernel tracepoint text format) to FILE.
@@ -171,8 +172,19 @@ enum Cmd {
     Conformance(ConformanceArgs),
     /// Measure a real block device (or a file, through a loop device) with fio and fit a device model (root).
     Calibrate(CalibrateArgs),
+    /// Run a scenario over a grid of parameters and seeds on every core; one CSV row per run.
+    Sweep(sweep_cmd::SweepArgs),
+    /// Search controller settings for targets (`tune iocost`: io.cost.qos).
+    #[command(subcommand)]
+    Tune(TuneCmd),
     /// List the cloud volume presets (`[device.model] kind = "cloud"`, `preset = ...`) with their figures.
     Presets,
+}
+
+#[derive(Subcommand)]
+enum TuneCmd {
+    /// io.cost.qos (and optionally the model's scale) for the protected cgroups' targets.
+    Iocost(sweep_cmd::TuneIocostArgs),
 }
 
 #[derive(clap::Args)]
@@ -278,8 +290,11 @@ fn setup_error(e: anyhow::Error) -> anyhow::Error {
     BadInput(format!("{e:#}")).into()
 }
 
-fn load(path: &Path) -> Result<Scenario> {
-    let sc = Scenario::load(path).map_err(|e| BadInput(e.to_string()))?;
+/// Load a scenario with the command line's overrides (`overrides::load`:
+/// `--set` takes switches and scenario keys such as `cgroup./cgB.io.max`).
+/// Anything wrong with them is invalid input.
+fn load(path: &Path, seed: Option<u64>, profile: Option<&str>, set: &[String]) -> Result<Scenario> {
+    let sc = overrides::load(path, seed, profile, set).map_err(|e| BadInput(e.to_string()))?;
     for w in &sc.warnings {
         eprintln!("warning: {w}");
     }
@@ -347,9 +362,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             report: report_path,
             fio_log_dir,
         } => {
-            let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)
-                .map_err(|e| BadInput(e.to_string()))?;
+            let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(
                     blklab_lab::trace_file::FileSink::create(p)
@@ -477,9 +490,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             report: report_path,
             interval_ms,
         } => {
-            let mut sc = load(&scenario)?;
-            overrides::apply(&mut sc, seed, kernel_profile.as_deref(), &set)
-                .map_err(|e| BadInput(e.to_string()))?;
+            let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
             let combos = compare::variants(&variant)?;
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
@@ -631,6 +642,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 model: blklab_calibrate::fit::ModelKind::parse(&a.model).map_err(|e| anyhow!(e))?,
             },
         ))),
+        Cmd::Sweep(a) => sweep_cmd::sweep(a).map(|_| ExitCode::SUCCESS),
+        Cmd::Tune(TuneCmd::Iocost(a)) => sweep_cmd::tune_iocost(a).map(|_| ExitCode::SUCCESS),
         Cmd::Presets => {
             print!("{}", blklab_core::drivers::cloud::presets::table());
             Ok(ExitCode::SUCCESS)

@@ -15,26 +15,45 @@ pub type Variant = Vec<(String, String)>;
 /// The cross product of `KEY=A,B[,C]` specifications, the first key varying
 /// slowest.
 pub fn variants(specs: &[String]) -> Result<Vec<Variant>> {
-    let mut combos: Vec<Variant> = vec![Vec::new()];
+    cross_product("--variant", specs)
+}
+
+/// The cross product of `KEY=A,B[,C]` specifications given with option
+/// `flag` (`--variant`, `--param`), the first key varying slowest.
+pub fn cross_product(flag: &str, specs: &[String]) -> Result<Vec<Variant>> {
+    let mut axes = Vec::new();
     for v in specs {
         let (k, vals) = v
             .split_once('=')
-            .ok_or_else(|| anyhow!("--variant {v}: expected KEY=A,B"))?;
-        let vals: Vec<&str> = vals.split(',').filter(|x| !x.is_empty()).collect();
+            .ok_or_else(|| anyhow!("{flag} {v}: expected KEY=A,B"))?;
+        let vals: Vec<String> = vals
+            .split(',')
+            .filter(|x| !x.is_empty())
+            .map(str::to_string)
+            .collect();
         if vals.is_empty() {
-            bail!("--variant {v}: no values");
+            bail!("{flag} {v}: no values");
         }
+        axes.push((k.to_string(), vals));
+    }
+    Ok(product(&axes))
+}
+
+/// The cross product of (key, values) axes, the first axis varying slowest.
+pub fn product(axes: &[(String, Vec<String>)]) -> Vec<Variant> {
+    let mut combos: Vec<Variant> = vec![Vec::new()];
+    for (k, vals) in axes {
         let mut next = Vec::new();
         for c in &combos {
-            for val in &vals {
+            for val in vals {
                 let mut c2 = c.clone();
-                c2.push((k.to_string(), val.to_string()));
+                c2.push((k.clone(), val.clone()));
                 next.push(c2);
             }
         }
         combos = next;
     }
-    Ok(combos)
+    combos
 }
 
 /// The variant's full name (`key=value key=value`).

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub use chart::{thin, Chart, Line, MAX_POINTS};
+pub use chart::{svg, thin, Chart, Line, MAX_POINTS, PALETTE};
 
 use crate::timeseries::Series;
 
@@ -45,7 +45,8 @@ pub struct Input<'a> {
 const W: u32 = 640;
 const H: u32 = 300;
 
-fn esc(s: &str) -> String {
+/// Text made safe for HTML.
+pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
