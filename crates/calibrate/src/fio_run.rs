@@ -5,8 +5,10 @@
 //! into an error naming the fio run.
 
 use std::io::Read;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -170,10 +172,13 @@ pub fn run_fio(
         }
         None => Command::new("fio"),
     };
+    // fio forks a process per job: its own process group lets a stop reach
+    // all of them, not only the parent.
     cmd.args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stderr(Stdio::piped())
+        .process_group(0);
     let what = |m: String| format!("{}: fio run {id} ({command}): {m}", env.target.display());
     let child = cmd
         .spawn()
@@ -219,21 +224,27 @@ fn wait(
 ) -> std::result::Result<(String, String, std::process::ExitStatus), Stop> {
     let mut so = child.stdout.take().expect("piped");
     let mut se = child.stderr.take().expect("piped");
-    let reader = std::thread::spawn(move || {
+    // The readers report through channels so that a job process that never
+    // lets go of the pipes (stuck on a device that went away) cannot hold
+    // the calibration up once fio is stopped.
+    let (otx, orx) = mpsc::channel();
+    let (etx, erx) = mpsc::channel();
+    std::thread::spawn(move || {
         let mut a = String::new();
         let _ = so.read_to_string(&mut a);
-        a
+        let _ = otx.send(a);
     });
-    let ereader = std::thread::spawn(move || {
+    std::thread::spawn(move || {
         let mut b = String::new();
         let _ = se.read_to_string(&mut b);
-        b
+        let _ = etx.send(b);
     });
     let start = Instant::now();
     let stop = loop {
         if let Ok(Some(st)) = child.try_wait() {
-            let out = reader.join().unwrap_or_default();
-            let err = ereader.join().unwrap_or_default();
+            // fio's job processes have exited before their parent does
+            let out = orx.recv_timeout(PIPE_GRACE).unwrap_or_default();
+            let err = erx.recv_timeout(PIPE_GRACE).unwrap_or_default();
             return Ok((out, err, st));
         }
         if interrupted() {
@@ -248,12 +259,19 @@ fn wait(
         on_tick(start.elapsed().as_secs_f64());
         std::thread::sleep(Duration::from_millis(50));
     };
+    // SIGKILL to fio's whole process group (its job processes too)
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
     let _ = child.kill();
     let _ = child.wait();
-    let _ = reader.join();
-    let _ = ereader.join();
+    let _ = orx.recv_timeout(PIPE_GRACE);
+    let _ = erx.recv_timeout(PIPE_GRACE);
     Err(stop)
 }
+
+/// How long the output of a finished or stopped fio may take to drain.
+const PIPE_GRACE: Duration = Duration::from_secs(5);
 
 #[cfg(test)]
 mod tests {
