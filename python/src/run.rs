@@ -91,6 +91,7 @@ pub fn run(
                         interval_ns: ms.saturating_mul(1_000_000),
                         csv_dir: None,
                         keep: true,
+                        fio_log_dir: None,
                     };
                     timeseries::run(&sc, &sc.config, sink, &opts)?
                 }
