@@ -211,18 +211,24 @@ fn run_host(a: &Args, env: &env::HostEnv, selected: &[Case], opts: &Options) -> 
     let header = render::host_summary(env);
     progress(a, &format!("{header}\n"));
     let mut raw = None;
-    let mut first = true;
     let switches = sim::host_switches();
-    let results = blklab_conformance::run_all(selected, env, opts, &mut raw, &switches, |r| {
+    let results =
+        blklab_conformance::run_all(selected, env, opts, &mut raw, &switches, print_each(a));
+    match results {
+        Ok(r) => finish(a, &header, &r),
+        Err(sig) => interrupted(sig),
+    }
+}
+
+/// Each case's result as it is judged, after the first one's device speed.
+fn print_each(a: &Args) -> impl FnMut(&CaseResult) + '_ {
+    let mut first = true;
+    move |r| {
         if first {
             progress(a, &format!("{}\n\n", render::raw_summary(&r.raw)));
             first = false;
         }
         progress(a, &format!("{}\n", render::case_text(r)));
-    });
-    match results {
-        Ok(r) => finish(a, &header, &r),
-        Err(sig) => interrupted(sig),
     }
 }
 
@@ -235,14 +241,7 @@ fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
             selected.len()
         ),
     );
-    let mut first = true;
-    let results = vm::run_kernel(kernel, selected, opts, |r| {
-        if first {
-            progress(a, &format!("{}\n\n", render::raw_summary(&r.raw)));
-            first = false;
-        }
-        progress(a, &format!("{}\n", render::case_text(r)));
-    });
+    let results = vm::run_kernel(kernel, selected, opts, print_each(a));
     match results {
         Ok(r) => finish(a, &header, &r),
         Err(VmFailure::Interrupted) => interrupted(blklab_host::resources::signal().max(2)),

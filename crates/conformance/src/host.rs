@@ -178,7 +178,6 @@ fn make_device(
                 ));
             }
             _ => {
-                set_scheduler(&name, &case.scheduler)?;
                 return Ok(Device {
                     path,
                     name,
@@ -191,8 +190,8 @@ fn make_device(
     Err("16 loop devices in a row had blk-iocost state; cannot get a fresh device number".into())
 }
 
-/// The case's scheduler and its tunables on device `name` (after `attach`
-/// set none).
+/// The case's scheduler and its tunables on device `name` (`attach` set
+/// none; the raw-speed probe runs before this).
 fn set_scheduler(name: &str, sched: &Scheduler) -> Result<(), String> {
     if sched.name == "none" {
         return Ok(());
@@ -530,6 +529,9 @@ pub fn run(
         };
         *raw = Some(measure_raw(env, &probe, if quick { 1 } else { 2 })?);
     }
+    // after the probe: the raw speed is the device's own, the simulated
+    // device gets the scheduler separately
+    set_scheduler(&dev.name, &case.scheduler)?;
     let groups = make_groups(case, env, &dev, idx, res, &mut notes)?;
     let runtime = case.runtime(quick);
     let mut runs: Vec<Vec<Metrics>> = vec![Vec::new(); case.jobs.len()];
