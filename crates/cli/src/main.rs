@@ -285,9 +285,13 @@ fn emit(text: &str) -> Result<()> {
 }
 
 /// A scenario the simulator cannot set up is invalid input, as `check`
-/// reports it.
+/// reports it; other failures (a file that cannot be written) are not.
 fn setup_error(e: anyhow::Error) -> anyhow::Error {
-    BadInput(format!("{e:#}")).into()
+    if e.downcast_ref::<runner::SetupFailed>().is_some() {
+        BadInput(format!("{e:#}")).into()
+    } else {
+        e
+    }
 }
 
 /// Load a scenario with the command line's overrides (`overrides::load`:
@@ -379,45 +383,42 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             let json = output_format == "json";
             let fio_logs = sc.config.jobs.iter().any(|j| j.spec.logs.any());
             let observe = timeseries.is_some() || report_path.is_some() || fio_logs;
-            if observe && (iotrack.is_some() || show_files) {
-                return Err(BadInput(
-                    "--timeseries, --report and fio's log options: not together with --iotrack or --show-files".into(),
-                )
-                .into());
+            if iotrack == Some(0) {
+                return Err(
+                    BadInput("--iotrack: the interval must be at least 1 ms".into()).into(),
+                );
             }
-            let mut series = None;
+            if observe && interval_ms == 0 {
+                return Err(
+                    BadInput("--interval-ms: the interval must be at least 1 ms".into()).into(),
+                );
+            }
             let pb = progress::spinner(&scenario.display().to_string());
-            let (out, iot, sim) = match iotrack {
-                None if observe => {
-                    let opts = blklab_lab::timeseries::Options {
-                        interval_ns: interval_ms * 1_000_000,
-                        csv_dir: timeseries.clone(),
-                        keep: report_path.is_some(),
-                        fio_log_dir: Some(fio_log_dir.clone()),
-                    };
-                    let (o, s) = blklab_lab::timeseries::run(&sc, &sc.config, sink, &opts)?;
-                    series = s;
-                    (o, None, None)
-                }
-                Some(ms) => {
-                    let opts = blklab_lab::iotrack_run::IotrackOpts {
+            let ts_opts = blklab_lab::timeseries::Options {
+                interval_ns: interval_ms * 1_000_000,
+                csv_dir: timeseries.clone(),
+                keep: report_path.is_some(),
+                fio_log_dir: Some(fio_log_dir.clone()),
+            };
+            let (out, iot, sim, series) = if observe || iotrack.is_some() || show_files {
+                let obs = blklab_lab::observe::Observers {
+                    timeseries: observe.then_some(&ts_opts),
+                    iotrack: iotrack.map(|ms| blklab_lab::iotrack_run::IotrackOpts {
                         interval_ms: ms,
                         extended,
-                    };
-                    let (o, r, sim) = blklab_lab::iotrack_run::run(&sc, &sc.config, sink, opts)
-                        .map_err(setup_error)?;
-                    (o, Some(r), Some(sim))
-                }
-                None if show_files => {
-                    let mut sim = runner::prepare(&sc, &sc.config, sink).map_err(setup_error)?;
-                    let result = sim.run();
-                    (runner::outcome(&sc, &sim, result), None, Some(sim))
-                }
-                None => (
+                    }),
+                    keep_sim: show_files,
+                };
+                let o =
+                    blklab_lab::observe::run(&sc, &sc.config, sink, &obs).map_err(setup_error)?;
+                (o.out, o.iotrack, o.sim, o.series)
+            } else {
+                (
                     runner::run(&sc, &sc.config, sink).map_err(setup_error)?,
                     None,
                     None,
-                ),
+                    None,
+                )
             };
             pb.finish_and_clear();
             for w in runner::unapplied_writes(&sc.config, &out.result) {

@@ -24,7 +24,7 @@ use blklab_core::sim::trace::TraceSink;
 use blklab_core::{Sim, SimConfig};
 use serde_json::{json, Map, Value};
 
-use crate::runner::{self, Outcome};
+use crate::runner::Outcome;
 use crate::scenario::Scenario;
 
 /// `--iotrack` settings.
@@ -75,7 +75,7 @@ pub fn monitored_cgroups(sc: &Scenario) -> Vec<CgId> {
     v
 }
 
-fn take(sim: &Sim, devs: &[DevId], cgs: &[CgId], t: u64) -> Tick {
+pub(crate) fn take(sim: &Sim, devs: &[DevId], cgs: &[CgId], t: u64) -> Tick {
     Tick {
         time_ns: t,
         samples: devs
@@ -97,43 +97,18 @@ pub fn run(
     trace: Option<Box<dyn TraceSink>>,
     opts: IotrackOpts,
 ) -> Result<(Outcome, IotrackReport, Sim)> {
-    anyhow::ensure!(
-        opts.interval_ms > 0,
-        "--iotrack: the interval must be at least 1 ms"
-    );
-    let mut sim = runner::prepare(sc, cfg, trace)?;
-    let devs = monitored_devices(sc);
-    let cgs = monitored_cgroups(sc);
-    let iv = opts.interval_ms * 1_000_000;
-    let mut ticks = vec![take(&sim, &devs, &cgs, 0)];
-    let mut k = 1u64;
-    loop {
-        let t = k * iv;
-        // an observer event at the tick: the loop stops exactly there, and a
-        // job sleeping past it cannot jump the clock over it
-        sim.observe_at(t);
-        let more = sim.run_until(t);
-        ticks.push(take(&sim, &devs, &cgs, t));
-        if !more {
-            break;
-        }
-        k += 1;
-    }
-    let result = sim.run();
-    let report = IotrackReport {
-        opts,
-        devices: devs
-            .iter()
-            .map(|&d| sim.device_info(d).name.clone())
-            .collect(),
-        cgroups: cgs
-            .iter()
-            .map(|&c| sim.cgroups().get(c).path.clone())
-            .collect(),
-        ticks,
-        end_ns: result.end_time,
-    };
-    Ok((crate::runner::outcome(sc, &sim, result), report, sim))
+    let o = crate::observe::run(
+        sc,
+        cfg,
+        trace,
+        &crate::observe::Observers {
+            iotrack: Some(opts),
+            keep_sim: true,
+            ..Default::default()
+        },
+    )?;
+    let report = o.iotrack.expect("the tool watched");
+    Ok((o.out, report, o.sim.expect("kept")))
 }
 
 /// The simulated wall clock of the tool's `Time:` line: the simulation starts

@@ -8,6 +8,7 @@ pub mod fio_logs;
 pub mod iotrack_run;
 pub mod kfiles;
 pub mod limits;
+pub mod observe;
 pub mod output;
 pub mod overrides;
 pub mod replay_input;

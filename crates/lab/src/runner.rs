@@ -2,7 +2,7 @@
 //! scenario's cgroup files ask for, run it, and gather fio's results per
 //! reporting group.
 
-use anyhow::{anyhow, Result};
+use anyhow::Result;
 use blklab_core::sim::trace::{TraceSink, Tracer};
 use blklab_core::{RunResult, Sim, SimConfig};
 use blklab_fio::{JobSpec, JobStats};
@@ -31,10 +31,23 @@ pub struct Outcome {
     pub io_stat: Vec<(String, String)>,
 }
 
+/// The simulator refused the configuration (`Sim::new`, a replay's
+/// attachment): the scenario is invalid input, whatever else failed later.
+#[derive(Debug)]
+pub struct SetupFailed(pub String);
+
+impl std::fmt::Display for SetupFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SetupFailed {}
+
 /// Build the simulator for a configuration: devices, schedulers and the
 /// controllers configured through the cgroup files.
 pub fn build_sim(cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
-    let sim = Sim::new(cfg.clone(), Tracer::new(trace)).map_err(|e| anyhow!("{e}"))?;
+    let sim = Sim::new(cfg.clone(), Tracer::new(trace)).map_err(|e| SetupFailed(e.to_string()))?;
     Ok(sim)
 }
 
@@ -97,8 +110,9 @@ pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>
 
 /// `prepare` with a tracer of the caller's (one that also carries a probe).
 pub fn prepare_with(sc: &Scenario, cfg: &SimConfig, tracer: Tracer) -> Result<Sim> {
-    let mut sim = Sim::new(cfg.clone(), tracer).map_err(|e| anyhow!("{e}"))?;
-    crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)?;
+    let mut sim = Sim::new(cfg.clone(), tracer).map_err(|e| SetupFailed(e.to_string()))?;
+    crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)
+        .map_err(|e| SetupFailed(format!("{e:#}")))?;
     Ok(sim)
 }
 

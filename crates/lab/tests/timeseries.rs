@@ -126,3 +126,67 @@ fn csv_tables_have_their_documented_columns() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The `iotrack` table and the iotrack tool read the same counters: with
+/// the same interval, every row's I/O count is the tool's for that block,
+/// and watching with both changes nothing in fio's output.
+#[test]
+fn iotrack_table_agrees_with_the_tool_and_combines_with_it() {
+    use blklab_lab::iotrack_run::IotrackOpts;
+    use blklab_lab::observe::{self, Observers};
+    let sc = example("iocost-busy-level.toml");
+    let plain = runner::run(&sc, &sc.config, None).expect("runs");
+    let opts = timeseries::Options {
+        interval_ns: 1_000_000_000,
+        ..Default::default()
+    };
+    let o = observe::run(
+        &sc,
+        &sc.config,
+        None,
+        &Observers {
+            timeseries: Some(&opts),
+            iotrack: Some(IotrackOpts {
+                interval_ms: 1000,
+                extended: false,
+            }),
+            keep_sim: true,
+        },
+    )
+    .expect("runs");
+    assert_eq!(
+        output::normal(&sc, &plain),
+        output::normal(&sc, &o.out),
+        "fio's output changed under observation"
+    );
+    assert!(o.sim.is_some(), "the simulator is handed back");
+    let tool = o.iotrack.expect("the tool watched").json();
+    let intervals = tool["iotrack"]["intervals"].as_array().expect("intervals");
+    let series = o.series.expect("kept");
+    let t = series.table("iotrack").expect("table");
+    let (ct, cc, cios) = (
+        t.col("time_s").unwrap(),
+        t.col("cgroup").unwrap(),
+        t.col("ios").unwrap(),
+    );
+    // the run is 10 s long: ten whole intervals in both
+    assert!(intervals.len() >= 10, "{} tool blocks", intervals.len());
+    let mut compared = 0;
+    for (k, block) in intervals.iter().enumerate().take(10) {
+        for row in block["cgroups"].as_array().expect("rows") {
+            let cg = row["cgroup"].as_str().expect("cgroup");
+            let want = row["ios"]["total"].as_i64().expect("ios");
+            let end_s = (k + 1) as f64;
+            let got = t
+                .rows
+                .iter()
+                .find(|r| (r[ct].as_f64() - end_s).abs() < 1e-9 && r[cc].as_str() == Some(cg))
+                .unwrap_or_else(|| panic!("no iotrack row for {cg} at {end_s} s"));
+            assert_eq!(got[cios].as_f64() as i64, want, "{cg} at {end_s} s");
+            assert!(want > 0, "{cg} did I/O in interval {k}");
+            compared += 1;
+        }
+    }
+    // root, cgA and cgB in each of ten intervals
+    assert_eq!(compared, 30);
+}

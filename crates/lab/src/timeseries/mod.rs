@@ -8,6 +8,7 @@
 //! it is handed, schedules no events and draws no random numbers.
 
 mod csv_dir;
+mod iotrack_rows;
 mod memory;
 mod recorder;
 pub mod tables;
@@ -17,9 +18,12 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use anyhow::Result;
+use blklab_core::block::bio::DevId;
+use blklab_core::block::blk_cgroup::CgId;
+use blklab_core::block::iotrack::report::Sample;
 use blklab_core::sim::probe::{Probe, ProbeSink};
-use blklab_core::sim::trace::{TraceSink, Tracer};
-use blklab_core::SimConfig;
+use blklab_core::sim::trace::TraceSink;
+use blklab_core::{RunResult, Sim, SimConfig};
 
 pub use csv_dir::CsvDir;
 pub use memory::{Series, Table};
@@ -27,7 +31,8 @@ pub use recorder::Recorder;
 pub use tables::{ColumnSpec, TableSpec, TABLES};
 
 use crate::fio_logs::{self, FioLogs};
-use crate::runner::{self, Outcome};
+use crate::iotrack_run;
+use crate::runner::Outcome;
 use crate::scenario::Scenario;
 
 /// One value of a row.
@@ -110,6 +115,101 @@ impl ProbeSink for Fanout {
     }
 }
 
+/// The listeners of one run: the recorder and its sinks, the fio logs.
+/// [`Session::new`] hands back the probe to give the simulator;
+/// [`crate::observe::run`] steps the run to each interval's end and calls
+/// [`Session::tick`] there (the `iotrack` table reads blk-iotrack's counters,
+/// which no probe carries), then [`Session::finish`].
+pub struct Session {
+    interval_ns: u64,
+    rec: Option<Rc<RefCell<Recorder>>>,
+    memory: Option<Rc<RefCell<Series>>>,
+    logs: Option<Rc<RefCell<FioLogs>>>,
+    /// The iotrack tool's devices and cgroups (`crate::iotrack_run`).
+    devs: Vec<DevId>,
+    cgs: Vec<CgId>,
+}
+
+impl Session {
+    /// Open the sinks `opts` asks for; returns the session and the probe.
+    pub fn new(
+        sc: &Scenario,
+        cfg: &SimConfig,
+        opts: &Options,
+    ) -> Result<(Session, Option<Box<dyn ProbeSink>>)> {
+        anyhow::ensure!(
+            opts.interval_ns > 0,
+            "--timeseries: the interval must be at least 1 ms"
+        );
+        let mut sinks: Vec<Box<dyn RowSink>> = Vec::new();
+        if let Some(dir) = &opts.csv_dir {
+            sinks.push(Box::new(CsvDir::create(dir)?));
+        }
+        let memory = opts.keep.then(|| Rc::new(RefCell::new(Series::default())));
+        if let Some(m) = &memory {
+            sinks.push(Box::new(memory::Shared(m.clone())));
+        }
+        let mut probes: Vec<Box<dyn ProbeSink>> = Vec::new();
+        let rec = (!sinks.is_empty())
+            .then(|| Rc::new(RefCell::new(Recorder::new(cfg, opts.interval_ns, sinks))));
+        if let Some(r) = &rec {
+            probes.push(Box::new(Handle(r.clone())));
+        }
+        let logs = match &opts.fio_log_dir {
+            Some(d) => FioLogs::create(sc, d)?.map(|l| Rc::new(RefCell::new(l))),
+            None => None,
+        };
+        if let Some(l) = &logs {
+            probes.push(Box::new(fio_logs::Handle(l.clone())));
+        }
+        let probe: Option<Box<dyn ProbeSink>> =
+            (!probes.is_empty()).then(|| Box::new(Fanout(probes)) as Box<dyn ProbeSink>);
+        let session = Session {
+            interval_ns: opts.interval_ns,
+            rec,
+            memory,
+            logs,
+            devs: iotrack_run::monitored_devices(sc),
+            cgs: iotrack_run::monitored_cgroups(sc),
+        };
+        Ok((session, probe))
+    }
+
+    /// The instants the session wants the run stopped at (every interval's
+    /// end), or None when no table is written (fio logs only).
+    pub fn interval_ns(&self) -> Option<u64> {
+        self.rec.is_some().then_some(self.interval_ns)
+    }
+
+    fn iotrack_samples(&self, sim: &Sim) -> Vec<Sample> {
+        self.devs
+            .iter()
+            .map(|&d| sim.iotrack_sample(d, &self.cgs))
+            .collect()
+    }
+
+    /// The run stands at `t` (0, or the end of an interval).
+    pub fn tick(&self, sim: &Sim, t: u64) {
+        if let Some(r) = &self.rec {
+            r.borrow_mut().iotrack_tick(t, self.iotrack_samples(sim));
+        }
+    }
+
+    /// The run is over: the last interval, the CDF, the fio logs. The CSV
+    /// files are complete when this returns Ok.
+    pub fn finish(self, sc: &Scenario, sim: &Sim, result: &RunResult) -> Result<Option<Series>> {
+        let end = sim.now();
+        if let Some(r) = &self.rec {
+            let last = self.iotrack_samples(sim);
+            r.borrow_mut().finish(end, last)?;
+        }
+        if let Some(l) = &self.logs {
+            l.borrow_mut().finish(sc, result)?;
+        }
+        Ok(self.memory.map(|m| std::mem::take(&mut *m.borrow_mut())))
+    }
+}
+
 /// Run the scenario with the recorder listening; returns fio's results and
 /// the in-memory series (when `opts.keep`). The CSV files are complete when
 /// this returns Ok.
@@ -119,44 +219,14 @@ pub fn run(
     trace: Option<Box<dyn TraceSink>>,
     opts: &Options,
 ) -> Result<(Outcome, Option<Series>)> {
-    anyhow::ensure!(
-        opts.interval_ns > 0,
-        "--timeseries: the interval must be at least 1 ms"
-    );
-    let mut sinks: Vec<Box<dyn RowSink>> = Vec::new();
-    if let Some(dir) = &opts.csv_dir {
-        sinks.push(Box::new(CsvDir::create(dir)?));
-    }
-    let memory = opts.keep.then(|| Rc::new(RefCell::new(Series::default())));
-    if let Some(m) = &memory {
-        sinks.push(Box::new(memory::Shared(m.clone())));
-    }
-    let mut probes: Vec<Box<dyn ProbeSink>> = Vec::new();
-    let rec = (!sinks.is_empty())
-        .then(|| Rc::new(RefCell::new(Recorder::new(cfg, opts.interval_ns, sinks))));
-    if let Some(r) = &rec {
-        probes.push(Box::new(Handle(r.clone())));
-    }
-    let logs = match &opts.fio_log_dir {
-        Some(d) => FioLogs::create(sc, d)?.map(|l| Rc::new(RefCell::new(l))),
-        None => None,
-    };
-    if let Some(l) = &logs {
-        probes.push(Box::new(fio_logs::Handle(l.clone())));
-    }
-    let probe: Option<Box<dyn ProbeSink>> =
-        (!probes.is_empty()).then(|| Box::new(Fanout(probes)) as Box<dyn ProbeSink>);
-    let mut sim = runner::prepare_with(sc, cfg, Tracer::with_probe(trace, probe))?;
-    let result = sim.run();
-    let end = sim.now();
-    if let Some(r) = &rec {
-        r.borrow_mut().finish(end)?;
-    }
-    if let Some(l) = &logs {
-        l.borrow_mut().finish(sc, &result)?;
-    }
-    let out = runner::outcome(sc, &sim, result);
-    drop(sim);
-    let series = memory.map(|m| std::mem::take(&mut *m.borrow_mut()));
-    Ok((out, series))
+    let o = crate::observe::run(
+        sc,
+        cfg,
+        trace,
+        &crate::observe::Observers {
+            timeseries: Some(opts),
+            ..Default::default()
+        },
+    )?;
+    Ok((o.out, o.series))
 }

@@ -7,12 +7,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
+use blklab_core::block::iotrack::report::Sample;
 use blklab_core::sim::probe::{FioIo, IocgPeriod, IocostPeriod, Probe};
 use blklab_core::SimConfig;
 use blklab_fio::stats::PlatHist;
 
 use super::tables::*;
-use super::{Cell, RowSink};
+use super::{iotrack_rows, Cell, RowSink};
 
 use blklab_core::block::iocost::{VTIME_PER_USEC, WEIGHT_ONE};
 
@@ -62,6 +63,9 @@ pub struct Recorder {
     sinks: Vec<Box<dyn RowSink>>,
     /// The length of the last iocost period seen (its iocgs' rows follow it).
     last_period_us: u64,
+    /// blk-iotrack's counters at the start of the current interval.
+    iotrack_prev: Option<(u64, Vec<Sample>)>,
+    iotrack_tick: u64,
 }
 
 fn ddir_name(d: u8) -> &'static str {
@@ -110,6 +114,8 @@ impl Recorder {
             whole: BTreeMap::new(),
             sinks,
             last_period_us: 0,
+            iotrack_prev: None,
+            iotrack_tick: 0,
         }
     }
 
@@ -294,15 +300,36 @@ impl Recorder {
         self.tick += 1;
     }
 
-    /// The run ended at `end_ns`: the last (partial) interval, the CDF table,
-    /// and the sinks' own ends.
-    pub fn finish(&mut self, end_ns: u64) -> Result<()> {
+    /// blk-iotrack's counters read at `t`, the start of the run or the end
+    /// of an interval: the `iotrack` rows of the interval that ends there.
+    pub fn iotrack_tick(&mut self, t: u64, cur: Vec<Sample>) {
+        self.roll(t);
+        if let Some((t0, prev)) = self.iotrack_prev.take() {
+            if t > t0 {
+                let tick = self.iotrack_tick;
+                for row in iotrack_rows::rows(&prev, &cur, t, t - t0) {
+                    self.emit(IOTRACK, tick, &row);
+                }
+                self.iotrack_tick += 1;
+            }
+        }
+        self.iotrack_prev = Some((t, cur));
+    }
+
+    /// The run ended at `end_ns` with blk-iotrack's counters `iotrack_last`:
+    /// the last (partial) interval, the CDF table, and the sinks' own ends.
+    pub fn finish(&mut self, end_ns: u64, iotrack_last: Vec<Sample>) -> Result<()> {
         self.roll(end_ns);
         // a last interval of a few ms would turn a handful of completions
         // into a spike of rates: it is kept only when at least half as long
         // as the others
         if end_ns - self.start_ns >= self.interval_ns / 2 {
             self.close_interval(end_ns);
+        }
+        // the iotrack rows of the interval that ends with the run, when the
+        // other tables have it
+        if self.start_ns == end_ns && self.iotrack_prev.as_ref().is_some_and(|p| p.0 < end_ns) {
+            self.iotrack_tick(end_ns, iotrack_last);
         }
         let mut rows = Vec::new();
         for (&(cg, ddir), h) in &self.whole {

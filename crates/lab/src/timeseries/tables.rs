@@ -26,6 +26,7 @@ pub const THROTTLE: usize = 2;
 pub const DEVICE: usize = 3;
 pub const CGROUP_IO: usize = 4;
 pub const LATENCY_CDF: usize = 5;
+pub const IOTRACK: usize = 6;
 
 /// Every table, indexed by the constants above.
 pub const TABLES: &[TableSpec] = &[
@@ -117,6 +118,33 @@ pub const TABLES: &[TableSpec] = &[
             c("ddir", "read or write"),
             c("clat_us", "the bin's value (fio's histogram), µs"),
             c("fraction", "share of I/Os with a latency up to this bin, 0..1"),
+        ],
+    },
+    TableSpec {
+        name: "iotrack",
+        doc: "one row per interval per (device, cgroup) the iotrack tool monitors (the devices and cgroups with jobs, and the root): the tool's interval figures, all directions together",
+        columns: &[
+            c("time_s", "end of the interval, seconds"),
+            c("device", "device name"),
+            c("cgroup", "cgroup path (`/` is the root: the device's totals)"),
+            c("ios", "I/Os the cgroup completed on the device in the interval (blk-iotrack, every direction)"),
+            c("iops", "I/Os per second over the interval"),
+            c("mib_s", "MiB per second over the interval"),
+            c("io_pct", "%io: share of the device's I/Os"),
+            c("byte_pct", "%byte: share of the device's bytes"),
+            c("tm_pct", "%tm: share of the device's summed Q2C time"),
+            c("dtm_pct", "%dtm: share of the device's summed D2C time (device time)"),
+            c("d2c_pct", "%d2c: the cgroup's D2C time as a share of its Q2C time"),
+            c("aq2c_ms", "mean Q2C (queue to completion) latency, ms"),
+            c("ad2c_ms", "mean D2C (driver to completion) latency, ms"),
+            c("hit0_pct", "%hit0: share of the cgroup's I/Os with Q2C below threshold 0 of io.iotrack.lat_thresh (default 50 µs)"),
+            c("hit1_pct", "%hit1: below threshold 1 (default 100 µs)"),
+            c("hit2_pct", "%hit2: below threshold 2 (default 200 µs)"),
+            c("hit3_pct", "%hit3: below threshold 3 (default 400 µs)"),
+            c("hit4_pct", "%hit4: below threshold 4 (default 1 ms)"),
+            c("hit5_pct", "%hit5: below threshold 5 (default 2 ms)"),
+            c("hit6_pct", "%hit6: below threshold 6 (default 4 ms)"),
+            c("hit7_pct", "%hit7: below threshold 7 (default 8 ms)"),
         ],
     },
 ];

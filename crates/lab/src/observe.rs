@@ -1,0 +1,127 @@
+//! One run watched by any set of observers: the iotrack tool (`--iotrack`),
+//! the time series and the HTML report's data (`--timeseries`, `--report`),
+//! fio's log files, and `--show-files` (which reads the simulator's files
+//! after the run). Observers that read state between events — the tool's
+//! readings, the `iotrack` table — need the run stopped at their instants:
+//! the run is stepped to the next instant either of them wants
+//! (`Sim::observe_at` then `Sim::run_until`, so each stop is exactly on its
+//! tick), and each observer reads there. Observing changes nothing in the
+//! run: the stops are events that do nothing, the readers only read.
+
+use anyhow::Result;
+use blklab_core::sim::trace::{TraceSink, Tracer};
+use blklab_core::{Sim, SimConfig};
+
+use crate::iotrack_run::{self, IotrackOpts, IotrackReport};
+use crate::runner::{self, Outcome};
+use crate::scenario::Scenario;
+use crate::timeseries::{self, Series};
+
+/// What watches the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Observers<'a> {
+    /// The time series (CSV tables, in-memory series, fio logs).
+    pub timeseries: Option<&'a timeseries::Options>,
+    /// The iotrack tool and its interval.
+    pub iotrack: Option<IotrackOpts>,
+    /// Hand the simulator back after the run (`--show-files`).
+    pub keep_sim: bool,
+}
+
+/// What the observers saw.
+pub struct Observed {
+    pub out: Outcome,
+    pub series: Option<Series>,
+    pub iotrack: Option<IotrackReport>,
+    pub sim: Option<Sim>,
+}
+
+/// The next multiple of `iv` after `t`.
+fn next_after(t: u64, iv: u64) -> u64 {
+    (t / iv + 1).saturating_mul(iv)
+}
+
+/// Run the scenario with `obs` watching.
+pub fn run(
+    sc: &Scenario,
+    cfg: &SimConfig,
+    trace: Option<Box<dyn TraceSink>>,
+    obs: &Observers<'_>,
+) -> Result<Observed> {
+    if let Some(o) = &obs.iotrack {
+        anyhow::ensure!(
+            o.interval_ms > 0,
+            "--iotrack: the interval must be at least 1 ms"
+        );
+    }
+    let (session, probe) = match obs.timeseries {
+        Some(o) => {
+            let (s, p) = timeseries::Session::new(sc, cfg, o)?;
+            (Some(s), p)
+        }
+        None => (None, None),
+    };
+    let mut sim = runner::prepare_with(sc, cfg, Tracer::with_probe(trace, probe))?;
+    let iot_iv = obs.iotrack.map(|o| o.interval_ms.saturating_mul(1_000_000));
+    let ts_iv = session.as_ref().and_then(|s| s.interval_ns());
+    let devs = iotrack_run::monitored_devices(sc);
+    let cgs = iotrack_run::monitored_cgroups(sc);
+    let mut ticks = Vec::new();
+    if iot_iv.is_some() {
+        ticks.push(iotrack_run::take(&sim, &devs, &cgs, 0));
+    }
+    if let (Some(s), Some(_)) = (&session, ts_iv) {
+        s.tick(&sim, 0);
+    }
+    let (mut next_iot, mut next_ts) = (iot_iv, ts_iv);
+    while let Some(t) = [next_iot, next_ts].into_iter().flatten().min() {
+        // an observer event at the tick: the loop stops exactly there, and a
+        // job sleeping past it cannot jump the clock over it
+        sim.observe_at(t);
+        let more = sim.run_until(t);
+        if next_iot == Some(t) {
+            // the tool reads at its tick even when the run ended before it
+            // (its last block then covers the end of the run)
+            ticks.push(iotrack_run::take(&sim, &devs, &cgs, t));
+            next_iot = iot_iv.map(|iv| next_after(t, iv));
+        }
+        if next_ts == Some(t) {
+            // the series' last interval ends with the run (`Session::finish`)
+            if more {
+                if let Some(s) = &session {
+                    s.tick(&sim, t);
+                }
+            }
+            next_ts = ts_iv.map(|iv| next_after(t, iv));
+        }
+        if !more {
+            break;
+        }
+    }
+    let result = sim.run();
+    let series = match session {
+        Some(s) => s.finish(sc, &sim, &result)?,
+        None => None,
+    };
+    let iotrack = obs.iotrack.map(|opts| IotrackReport {
+        opts,
+        devices: devs
+            .iter()
+            .map(|&d| sim.device_info(d).name.clone())
+            .collect(),
+        cgroups: cgs
+            .iter()
+            .map(|&c| sim.cgroups().get(c).path.clone())
+            .collect(),
+        ticks,
+        end_ns: result.end_time,
+    });
+    let out = runner::outcome(sc, &sim, result);
+    let sim = obs.keep_sim.then_some(sim);
+    Ok(Observed {
+        out,
+        series,
+        iotrack,
+        sim,
+    })
+}
