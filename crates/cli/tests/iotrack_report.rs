@@ -348,3 +348,57 @@ fn extended_layout() {
     );
     assert_eq!(b.len(), 1 + 3 + 9 * 4 + 8 * 4 + 1);
 }
+
+/// The `iotrack` time-series table carries the same hand-computed figures,
+/// and the tool, the time series and `--show-files` work in one run.
+#[test]
+fn timeseries_table_matches_hand_computed_figures_beside_the_tool() {
+    let p = scenario("timeseries");
+    let dir = std::env::temp_dir().join(format!("blklab-iotrack-ts-{}", std::process::id()));
+    let (out, _) = blklab(&[
+        "run",
+        p.to_str().unwrap(),
+        "--iotrack",
+        "20",
+        "--timeseries",
+        dir.to_str().unwrap(),
+        "--interval-ms",
+        "20",
+        "--show-files",
+        "--output-format",
+        "summary",
+    ]);
+    let _ = std::fs::remove_file(&p);
+    assert_eq!(blocks(out.split("iotrack totals").next().unwrap()).len(), 5);
+    assert!(out.contains("==> /sys/fs/cgroup/p/a/io.stat <=="), "{out}");
+    let csv = std::fs::read_to_string(dir.join("iotrack.csv")).expect("iotrack.csv");
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|h| *h == n).unwrap();
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let at = |t: &str, cg: &str| {
+        rows.iter()
+            .find(|r| r[col("time_s")] == t && r[col("cgroup")] == cg)
+            .unwrap_or_else(|| panic!("no row for {cg} at {t}:\n{csv}"))
+    };
+    // first interval: a and b each 200 I/Os, 100 µs Q2C = D2C
+    for (cg, ios, iops, io_pct) in [("/", "400", "20000", "100"), ("/p/a", "200", "10000", "50")] {
+        let r = at("0.02", cg);
+        assert_eq!(r[col("ios")], ios, "{cg}");
+        assert_eq!(r[col("iops")], iops, "{cg}");
+        assert_eq!(r[col("io_pct")], io_pct, "{cg}");
+        assert_eq!(r[col("aq2c_ms")], "0.1", "{cg}");
+        assert_eq!(r[col("ad2c_ms")], "0.1", "{cg}");
+        assert_eq!(r[col("d2c_pct")], "100", "{cg}");
+        // strict `<`: 100 µs is not below the 100 µs threshold, is below 200 µs
+        assert_eq!(r[col("hit1_pct")], "0", "{cg}");
+        assert_eq!(r[col("hit2_pct")], "100", "{cg}");
+    }
+    // /p/b's own thresholds start at 100001 ns: every I/O in its bucket 0
+    assert_eq!(at("0.02", "/p/b")[col("hit0_pct")], "100");
+    // b is done at 50 ms: the last interval has a alone
+    let r = at("0.1", "/p/a");
+    assert_eq!(r[col("io_pct")], "100");
+    assert_eq!(at("0.1", "/p/b")[col("ios")], "0");
+}
