@@ -128,6 +128,8 @@ fn compare_report_renders_in_chromium() {
         "/cgB: completion latency distribution (CDF)",
         "hweight_inuse, stacked",
         "sda: utilisation",
+        "sda /cgB: Q2C and D2C (blk-iotrack)",
+        "sda /cgA: share of device time (%dtm)",
     ] {
         assert!(dom.contains(title), "no chart titled {title:?}");
     }

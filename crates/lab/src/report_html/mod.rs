@@ -112,6 +112,7 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         sections::cgroup_io(vs),
         sections::latency_cdf(vs),
         sections::throttle(vs),
+        sections::iotrack(vs),
         sections::device(vs),
     ];
     let mut n = 0;

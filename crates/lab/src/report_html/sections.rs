@@ -306,6 +306,63 @@ pub fn throttle(vs: &[Variant<'_>]) -> Option<Section> {
     })
 }
 
+/// blk-iotrack's view per cgroup: where its latency is spent (Q2C against
+/// D2C) and its share of the device's time (%dtm, the figure seed 004 reads
+/// weights by).
+pub fn iotrack(vs: &[Variant<'_>]) -> Option<Section> {
+    let devs = all_keys(vs, "iotrack", "device");
+    let cgs: Vec<String> = all_keys(vs, "iotrack", "cgroup");
+    // the root row is the device's totals: shown only when it is the only one
+    let shown: Vec<&String> = match cgs.iter().filter(|c| *c != "/").collect::<Vec<_>>() {
+        v if v.is_empty() => cgs.iter().collect(),
+        v => v,
+    };
+    if devs.is_empty() || shown.is_empty() {
+        return None;
+    }
+    let mut charts = Vec::new();
+    for d in &devs {
+        for cg in &shown {
+            let f = [("device", d.as_str()), ("cgroup", cg.as_str())];
+            let mut c = chart(format!("{d} {cg}: Q2C and D2C (blk-iotrack)"), "ms");
+            for (col, what, dashed) in [("aq2c_ms", "Q2C", false), ("ad2c_ms", "D2C", true)] {
+                for (i, v) in vs.iter().enumerate() {
+                    let Some(t) = v.series.table("iotrack") else {
+                        continue;
+                    };
+                    // an interval without I/O has no latency (the tool prints
+                    // 0): it is left out rather than drawn as a fall to zero
+                    let ios = points(t, "time_s", "ios", &f, max);
+                    let p: Vec<(f64, f64)> = points(t, "time_s", col, &f, max)
+                        .into_iter()
+                        .zip(ios)
+                        .filter(|(_, n)| n.1 > 0.0)
+                        .map(|(p, _)| p)
+                        .collect();
+                    if !p.is_empty() {
+                        c.lines.push(Line {
+                            label: format!("{} {what}", v.name),
+                            color: PALETTE[i % PALETTE.len()],
+                            dashed,
+                            points: p,
+                        });
+                    }
+                }
+            }
+            charts.push(c);
+            let mut c = chart(format!("{d} {cg}: share of device time (%dtm)"), "%");
+            c.lines = per_variant(vs, "iotrack", "dtm_pct", &f, max, false);
+            c.y_range = Some((0.0, 105.0));
+            charts.push(c);
+        }
+    }
+    Some(Section {
+        heading: "blk-iotrack per cgroup".into(),
+        note: "Mean latency from submission (Q2C, solid) and at the device (D2C, dashed) of the bios each cgroup completed in each interval, page-cache writeback included; and the cgroup's share of the device's summed D2C time.".into(),
+        charts,
+    })
+}
+
 pub fn device(vs: &[Variant<'_>]) -> Option<Section> {
     let devs = all_keys(vs, "device", "device");
     if devs.is_empty() {
