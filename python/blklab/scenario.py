@@ -141,7 +141,7 @@ class Result:
     @property
     def timeseries_names(self) -> List[str]:
         """The recorded tables (iocost_period, iocost_cgroup, throttle,
-        device, cgroup_io, latency_cdf); empty without `timeseries=True`."""
+        device, cgroup_io, latency_cdf, iotrack); empty without `timeseries=True`."""
         return list(self._series)
 
     def timeseries(self, name: str) -> pd.DataFrame:
