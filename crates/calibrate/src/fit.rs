@@ -174,15 +174,24 @@ fn dist_mean_ns(d: &LatencyDist) -> f64 {
         }
 }
 
-/// Whether the figures show a token bucket rather than a service time: the
-/// same IOPS at QD1 and at QD64 (within 10 %), while a QD1 read's typical
-/// (p50) latency covers less than half of the time between I/Os.
+/// Whether the figures show a token bucket rather than a service time: about
+/// the same IOPS at QD1 and at QD64, while a QD1 read's typical (p50)
+/// latency covers less than half of the time between I/Os.
+///
+/// "About the same" is QD64 within 0.9–1.25× QD1. The range is lopsided on
+/// purpose: a busy host slows the QD1 job (it needs a CPU between every two
+/// I/Os) but not the QD64 one, which keeps the bucket drained; on a loaded
+/// CI machine a 500-IOPS cap measured 448 at QD1 and 503 at QD64 (×1.12).
+/// A device without a cap but with any parallelism is far above the range
+/// (QD64 several times QD1), and one without parallelism spends its QD1
+/// time in service (p50 near the time between I/Os), which `busy` rejects.
 pub fn rate_capped(m: &Measured) -> bool {
     let (Some(q1), Some(q64)) = (get(m, plan::LAT_READ_4K), get(m, &plan::rand_read_id(64))) else {
         return false;
     };
     let busy = q1.iops * q1.pct_ns(50.0) / 1e9;
-    busy < 0.5 && (q64.iops / q1.iops - 1.0).abs() < 0.10
+    let ratio = q64.iops / q1.iops;
+    busy < 0.5 && (0.9..=1.25).contains(&ratio)
 }
 
 /// Fit every model. `simulate` runs a job on a model (the simulator), used for
