@@ -65,7 +65,8 @@ fn conformance_sigint_cleans_up_everything() {
             break;
         }
         assert!(
-            t.elapsed() < Duration::from_secs(30),
+            // generous: this waits for a condition, a loaded machine only delays it
+            t.elapsed() < Duration::from_secs(180),
             "the harness never started fio in its group"
         );
         std::thread::sleep(Duration::from_millis(50));
