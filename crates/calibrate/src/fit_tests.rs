@@ -119,6 +119,17 @@ fn a_rate_capped_device_fits_the_cloud_model() {
     q1.read.iops *= 0.89;
     q1.write.iops *= 0.89;
     assert!(rate_capped(&slowed), "QD1 slowed by 11 % is still capped");
+    // ... and one I/O held up by the host stretches p99.9 (146 ms measured
+    // there) but not the window, read at the slow mode's lowest percentile.
+    let q1 = slowed.get_mut(plan::LAT_READ_4K).unwrap();
+    for (p, ns) in q1.read.clat_pct_ns.iter_mut() {
+        if *p >= 99.9 {
+            *ns = 146e6;
+        }
+    }
+    let fs = fit(&slowed, &facts(), None, &sim, &jobs).unwrap();
+    let w = fs.cloud.as_ref().unwrap().refill_ms.unwrap();
+    assert!((90..=110).contains(&w), "window {w} with a stretched p99.9");
     let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
     assert_eq!(f.chosen, ModelKind::Cloud);
     let c = f.cloud.as_ref().unwrap();
