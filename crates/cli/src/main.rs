@@ -152,9 +152,22 @@ enum Cmd {
     },
     /// Measure the simulator's speed (simulated I/Os per wall second) and memory.
     Bench {
-        /// a = 4k randread QD32 on none+nullb; b = the same with 100 cgroups; c = a long run (>= 50 M I/Os)
+        /// a = 4k randread QD32 on none+nullb, then the reference loop on its
+        /// timeline; a-iocost, a-iomax = case a split over 2 cgroups (QD16
+        /// each) under iocost / an io.max that never binds; b = case a in each
+        /// of 100 cgroups; scale = case b at each --scale count with none,
+        /// iocost and io.max (cost per I/O); c = a long run (>= 50 M I/Os)
         #[arg(long, default_value = "a,b,c")]
         cases: String,
+        /// Simulated seconds of case a (and its variants).
+        #[arg(long, default_value_t = 10.0)]
+        a_seconds: f64,
+        /// Cgroup counts of the scale case.
+        #[arg(long, default_value = "10,100,1000")]
+        scale: String,
+        /// Simulated I/Os (about) of each run of the scale case.
+        #[arg(long, default_value_t = 2_000_000)]
+        scale_ios: u64,
         /// Simulated seconds for the long case.
         #[arg(long, default_value_t = 110.0)]
         long_seconds: f64,
@@ -618,17 +631,18 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             cases,
             long_seconds,
             norandommap,
+            a_seconds,
+            scale,
+            scale_ios,
         } => {
-            let nrm = norandommap;
-            for c in cases.split(',') {
-                let r = match c.trim() {
-                    "a" => bench::run_case("a: randread QD32 nullb", 1, 10.0, nrm)?,
-                    "b" => bench::run_case("b: same, 100 cgroups", 100, 2.0, nrm)?,
-                    "c" => bench::run_case("c: long run", 1, long_seconds, nrm)?,
-                    other => bail!("bench: unknown case '{other}' (a, b, c)"),
-                };
-                println!("{}", r.line());
-            }
+            bench::main(&bench::Options {
+                cases,
+                long_seconds,
+                norandommap,
+                a_seconds,
+                scale,
+                scale_ios,
+            })?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Calibrate(a) => Ok(ExitCode::from(blklab_calibrate::main(
