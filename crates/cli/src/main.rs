@@ -516,21 +516,33 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 fio_log_dir: None,
             };
             let pb = progress::variants(combos.len());
-            for c in &combos {
+            // the variants run on every core; what they produced is printed
+            // in variant order, so the output does not depend on the core count
+            let slots = blklab_lab::par::map_ordered(
+                &combos,
+                0,
+                &|c| {
+                    if report_path.is_some() {
+                        let (o, s) = compare::run_observed(&sc, c, &opts)?;
+                        Ok((o, s))
+                    } else {
+                        Ok((compare::run(&sc, c)?, None))
+                    }
+                },
+                &|_, _| pb.inc(1),
+            );
+            for (c, slot) in combos.iter().zip(slots) {
                 let name = compare::name(c);
-                pb.set_message(name.clone());
-                let out = if report_path.is_some() {
-                    let (o, s) = compare::run_observed(&sc, c, &opts)?;
-                    all_series.push((name.clone(), s.expect("kept")));
-                    o
-                } else {
-                    compare::run(&sc, c)?
-                };
+                // a variant that did not run comes after one that failed
+                let Some(r) = slot else { break };
+                let (out, series) = r?;
+                if report_path.is_some() {
+                    all_series.push((name.clone(), series.expect("kept")));
+                }
                 if tables {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
                 }
-                pb.inc(1);
                 let short = compare::short_name(c);
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));

@@ -10,6 +10,7 @@ pub mod kfiles;
 pub mod limits;
 pub mod output;
 pub mod overrides;
+pub mod par;
 pub mod replay_input;
 pub mod report;
 pub mod report_html;
