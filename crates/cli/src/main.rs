@@ -151,31 +151,7 @@ enum Cmd {
         kernel: Option<String>,
     },
     /// Measure the simulator's speed (simulated I/Os per wall second) and memory.
-    Bench {
-        /// a = 4k randread QD32 on none+nullb, then the reference loop on its
-        /// timeline; a-iocost, a-iomax = case a split over 2 cgroups (QD16
-        /// each) under iocost / an io.max that never binds; b = case a in each
-        /// of 100 cgroups; scale = case b at each --scale count with none,
-        /// iocost and io.max (cost per I/O); c = a long run (>= 50 M I/Os)
-        #[arg(long, default_value = "a,b,c")]
-        cases: String,
-        /// Simulated seconds of case a (and its variants).
-        #[arg(long, default_value_t = 10.0)]
-        a_seconds: f64,
-        /// Cgroup counts of the scale case.
-        #[arg(long, default_value = "10,100,1000")]
-        scale: String,
-        /// Simulated I/Os (about) of each run of the scale case.
-        #[arg(long, default_value_t = 2_000_000)]
-        scale_ios: u64,
-        /// Simulated seconds for the long case.
-        #[arg(long, default_value_t = 110.0)]
-        long_seconds: f64,
-        /// Give the jobs fio's `norandommap=1`: no random map, offsets drawn
-        /// with replacement, so the figures are the block layer's alone.
-        #[arg(long)]
-        norandommap: bool,
-    },
+    Bench(bench::Options),
     /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
     ///
     /// Exit status: 0 every selected case ran and passed; 1 harness error;
@@ -639,22 +615,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench {
-            cases,
-            long_seconds,
-            norandommap,
-            a_seconds,
-            scale,
-            scale_ios,
-        } => {
-            bench::main(&bench::Options {
-                cases,
-                long_seconds,
-                norandommap,
-                a_seconds,
-                scale,
-                scale_ios,
-            })?;
+        Cmd::Bench(o) => {
+            bench::main(&o)?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Calibrate(a) => Ok(ExitCode::from(blklab_calibrate::main(

@@ -259,13 +259,31 @@ pub fn reference_line(a: &BenchResult) -> String {
     )
 }
 
-/// `blklab bench`'s options (see main.rs for their help).
+/// `blklab bench`'s options.
+#[derive(clap::Args, Debug)]
 pub struct Options {
+    /// a = 4k randread QD32 on none+nullb, then the reference loop on its
+    /// timeline; a-iocost, a-iomax = case a split over 2 cgroups (QD16
+    /// each) under iocost / an io.max that never binds; b = case a in each
+    /// of 100 cgroups; scale = case b at each --scale count with none,
+    /// iocost and io.max (cost per I/O); c = a long run (>= 50 M I/Os)
+    #[arg(long, default_value = "a,b,c")]
     pub cases: String,
+    /// Simulated seconds for the long case.
+    #[arg(long, default_value_t = 110.0)]
     pub long_seconds: f64,
+    /// Give the jobs fio's `norandommap=1`: no random map, offsets drawn
+    /// with replacement, so the figures are the block layer's alone.
+    #[arg(long)]
     pub norandommap: bool,
+    /// Simulated seconds of case a (and its variants).
+    #[arg(long, default_value_t = 10.0)]
     pub a_seconds: f64,
+    /// Cgroup counts of the scale case.
+    #[arg(long, default_value = "10,100,1000")]
     pub scale: String,
+    /// Simulated I/Os (about) of each run of the scale case.
+    #[arg(long, default_value_t = 2_000_000)]
     pub scale_ios: u64,
 }
 
