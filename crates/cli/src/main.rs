@@ -151,18 +151,7 @@ enum Cmd {
         kernel: Option<String>,
     },
     /// Measure the simulator's speed (simulated I/Os per wall second) and memory.
-    Bench {
-        /// a = 4k randread QD32 on none+nullb; b = the same with 100 cgroups; c = a long run (>= 50 M I/Os)
-        #[arg(long, default_value = "a,b,c")]
-        cases: String,
-        /// Simulated seconds for the long case.
-        #[arg(long, default_value_t = 110.0)]
-        long_seconds: f64,
-        /// Give the jobs fio's `norandommap=1`: no random map, offsets drawn
-        /// with replacement, so the figures are the block layer's alone.
-        #[arg(long)]
-        norandommap: bool,
-    },
+    Bench(bench::Options),
     /// Run cases on the real kernel (loop devices, cgroups, fio) and in the simulator, side by side.
     ///
     /// Exit status: 0 every selected case ran and passed; 1 harness error;
@@ -504,21 +493,33 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 fio_log_dir: None,
             };
             let pb = progress::variants(combos.len());
-            for c in &combos {
+            // the variants run on every core; what they produced is printed
+            // in variant order, so the output does not depend on the core count
+            let slots = blklab_lab::par::map_ordered(
+                &combos,
+                0,
+                &|c| {
+                    if report_path.is_some() {
+                        let (o, s) = compare::run_observed(&sc, c, &opts)?;
+                        Ok((o, s))
+                    } else {
+                        Ok((compare::run(&sc, c)?, None))
+                    }
+                },
+                &|_, _| pb.inc(1),
+            );
+            for (c, slot) in combos.iter().zip(slots) {
                 let name = compare::name(c);
-                pb.set_message(name.clone());
-                let out = if report_path.is_some() {
-                    let (o, s) = compare::run_observed(&sc, c, &opts)?;
-                    all_series.push((name.clone(), s.expect("kept")));
-                    o
-                } else {
-                    compare::run(&sc, c)?
-                };
+                // a variant that did not run comes after one that failed
+                let Some(r) = slot else { break };
+                let (out, series) = r?;
+                if report_path.is_some() {
+                    all_series.push((name.clone(), series.expect("kept")));
+                }
                 if tables {
                     println!("== {name} ==");
                     println!("{}", report::summary_table(&out.groups));
                 }
-                pb.inc(1);
                 let short = compare::short_name(c);
                 pc_results.push((short.clone(), report::pagecache_rows(&sc, &out.result)));
                 results.push((short, out.groups));
@@ -615,21 +616,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Cmd::Bench {
-            cases,
-            long_seconds,
-            norandommap,
-        } => {
-            let nrm = norandommap;
-            for c in cases.split(',') {
-                let r = match c.trim() {
-                    "a" => bench::run_case("a: randread QD32 nullb", 1, 10.0, nrm)?,
-                    "b" => bench::run_case("b: same, 100 cgroups", 100, 2.0, nrm)?,
-                    "c" => bench::run_case("c: long run", 1, long_seconds, nrm)?,
-                    other => bail!("bench: unknown case '{other}' (a, b, c)"),
-                };
-                println!("{}", r.line());
-            }
+        Cmd::Bench(o) => {
+            bench::main(&o)?;
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Calibrate(a) => Ok(ExitCode::from(blklab_calibrate::main(

@@ -46,20 +46,19 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
 }
 
 /// fio's latency histogram (`io_u_plat`), fixed size whatever the sample count.
-#[derive(Clone)]
+/// fio allocates every histogram of a job up front; here the buckets are
+/// allocated at the first sample, so the directions and statistics a job
+/// never feeds (a randread job's write and trim, say) cost nothing: 14.5 KiB
+/// each otherwise. An unallocated histogram reads as all zeros.
+#[derive(Clone, Default)]
 pub struct PlatHist {
+    /// Empty until the first sample, then `PLAT_NR` counts.
     buckets: Box<[u64]>,
     total: u64,
 }
 
-impl Default for PlatHist {
-    fn default() -> Self {
-        PlatHist {
-            buckets: vec![0u64; PLAT_NR].into_boxed_slice(),
-            total: 0,
-        }
-    }
-}
+/// The counts of a histogram that has no samples yet.
+static NO_COUNTS: [u64; PLAT_NR] = [0; PLAT_NR];
 
 impl std::fmt::Debug for PlatHist {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -70,17 +69,34 @@ impl std::fmt::Debug for PlatHist {
 impl PlatHist {
     #[inline]
     pub fn add(&mut self, ns: u64) {
+        if self.buckets.is_empty() {
+            self.allocate();
+        }
         self.buckets[plat_val_to_idx(ns)] += 1;
         self.total += 1;
+    }
+    #[cold]
+    fn allocate(&mut self) {
+        self.buckets = vec![0u64; PLAT_NR].into_boxed_slice();
     }
     pub fn total(&self) -> u64 {
         self.total
     }
     /// Every bucket's count, in index order (`PLAT_NR` of them).
     pub fn counts(&self) -> &[u64] {
-        &self.buckets
+        if self.buckets.is_empty() {
+            &NO_COUNTS
+        } else {
+            &self.buckets
+        }
     }
     pub fn merge(&mut self, o: &PlatHist) {
+        if o.buckets.is_empty() {
+            return;
+        }
+        if self.buckets.is_empty() {
+            self.allocate();
+        }
         for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
             *a += *b;
         }

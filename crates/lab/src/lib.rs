@@ -11,6 +11,7 @@ pub mod limits;
 pub mod observe;
 pub mod output;
 pub mod overrides;
+pub mod par;
 pub mod replay_input;
 pub mod report;
 pub mod report_html;

@@ -450,7 +450,7 @@ impl Sim {
         let jobs = self
             .wl
             .jobs
-            .iter()
+            .iter_mut()
             .map(|j| JobResult {
                 name: j.cfg.spec.name.clone(),
                 end_ns: j.end_ns(now),
@@ -458,7 +458,8 @@ impl Sim {
                 groupid: j.cfg.groupid,
                 cgroup: b.cgroups.get(j.cfg.cgroup).path.clone(),
                 device: b.devs[j.cfg.dev as usize].info.name.clone(),
-                stats: j.stats.clone(),
+                // moved, not copied: the run is over and the result owns them
+                stats: std::mem::take(&mut j.stats),
             })
             .collect();
         RunResult {

@@ -14,8 +14,6 @@ pub mod metrics;
 pub mod table;
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use anyhow::{anyhow, Result};
 use serde::{Deserialize, Serialize};
@@ -168,35 +166,8 @@ impl Built {
         cache: Option<&cache::Cache>,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<Vec<RunRow>> {
-        let jobs = if jobs == 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            jobs
-        };
+        let slots = crate::par::map_ordered(runs, jobs, &|&r| self.cached_run(r, cache), progress);
         let total = runs.len();
-        let slots: Mutex<Vec<Option<Result<RunRow>>>> =
-            Mutex::new((0..total).map(|_| None).collect());
-        let next = AtomicUsize::new(0);
-        let done = AtomicUsize::new(0);
-        let failed = AtomicBool::new(false);
-        let work = || loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= total || failed.load(Ordering::Relaxed) {
-                break;
-            }
-            let r = self.cached_run(runs[i], cache);
-            if r.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-            slots.lock().expect("no worker panics holding the lock")[i] = Some(r);
-            progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-        };
-        std::thread::scope(|s| {
-            for _ in 0..jobs.min(total.max(1)) {
-                s.spawn(work);
-            }
-        });
-        let slots = slots.into_inner().expect("workers joined");
         // the first failure in run order (runs after it may not have started)
         let mut out = Vec::with_capacity(total);
         for (i, s) in slots.into_iter().enumerate() {

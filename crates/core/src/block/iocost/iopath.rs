@@ -330,7 +330,20 @@ impl IoCost {
                 return;
             }
         }
-        g.waitq_timer = Some(expires);
+        self.set_waitq_timer(idx, Some(expires));
+    }
+
+    /// Arm (Some soft expiry) or cancel (None) the waitq hrtimer of iocg
+    /// `idx`, keeping `waitq_timers` in step with the iocg's field.
+    pub(crate) fn set_waitq_timer(&mut self, idx: usize, soft: Option<u64>) {
+        let g = &mut self.iocgs[idx];
+        if let Some(old) = g.waitq_timer {
+            self.waitq_timers.remove(&(old, idx));
+        }
+        g.waitq_timer = soft;
+        if let Some(s) = soft {
+            self.waitq_timers.insert((s, idx));
+        }
     }
 
     /// `ioc_rqos_done_bio`: the bio's committed cost is no longer in flight.
@@ -384,9 +397,11 @@ impl IoCost {
             }
         };
         take(self.period_timer);
-        for g in &self.iocgs {
-            take(g.waitq_timer.map(|s| s + self.timer_slack_ns));
-        }
+        take(
+            self.waitq_timers
+                .first()
+                .map(|&(s, _)| s + self.timer_slack_ns),
+        );
         t
     }
 
@@ -397,19 +412,14 @@ impl IoCost {
             released.append(&mut self.pending_release);
             self.release_at = None;
         }
-        loop {
-            let mut due: Option<(u64, usize)> = None;
-            for (i, g) in self.iocgs.iter().enumerate() {
-                if let Some(s) = g.waitq_timer {
-                    let hard = s + self.timer_slack_ns;
-                    if hard <= ctx.now && due.is_none_or(|(t, _)| hard < t) {
-                        due = Some((hard, i));
-                    }
-                }
+        // the earliest armed waitq timer, while it is due (the slack is the
+        // same for all, so the order of soft expiries is that of hard ones)
+        while let Some(&(s, idx)) = self.waitq_timers.first() {
+            if s + self.timer_slack_ns > ctx.now {
+                break;
             }
-            let Some((_, idx)) = due else { break };
             // iocg_waitq_timer_fn
-            self.iocgs[idx].waitq_timer = None;
+            self.set_waitq_timer(idx, None);
             let now = self.ioc_now(ctx.now);
             let pay_debt = self.iocgs[idx].abs_vdebt != 0;
             self.kick_waitq(ctx, idx, pay_debt, &now, released);

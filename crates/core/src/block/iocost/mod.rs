@@ -35,7 +35,7 @@ mod vtime;
 mod tests;
 
 use std::any::Any;
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 
 use crate::block::bio::{Bio, BioId};
 use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
@@ -247,6 +247,13 @@ pub struct IoCost {
     pub(crate) nr_missed: [u32; 2],
     pub(crate) rq_wait_ns: u64,
     pub(crate) iocgs: Vec<Iocg>,
+    /// The armed waitq timers as (soft expiry, iocg index), the same facts
+    /// as the iocgs' `waitq_timer` kept in order, so that the next one is
+    /// found in O(log n) instead of by a scan of every cgroup after every
+    /// step (the kernel needs neither: each hrtimer fires by itself). Equal
+    /// expiries fire lowest index first, as the scan did. Changed only by
+    /// `set_waitq_timer`.
+    pub(crate) waitq_timers: BTreeSet<(u64, usize)>,
     /// `ioc_cgrp.dfl_weight` per cgroup (×WEIGHT_ONE).
     pub(crate) dfl_weight: Vec<u32>,
     /// The period timer's expiry (jiffy boundary, ns), when armed.
@@ -412,6 +419,7 @@ impl IoCost {
             nr_missed: [0; 2],
             rq_wait_ns: 0,
             iocgs: Vec::new(),
+            waitq_timers: BTreeSet::new(),
             dfl_weight: Vec::new(),
             period_timer: None,
             pending_release: Vec::new(),

@@ -125,7 +125,12 @@ impl Job {
         };
         let want = self.buflen_within(d, self.region_len - b * align);
         let blocks = (want as u64).div_ceil(align);
-        let marked = self.map.as_mut().expect("built above").mark(b, blocks);
+        let map = self.map.as_mut().expect("built above");
+        let marked = map.mark(b, blocks);
+        // The block the next I/O will most likely draw: the same draw on a
+        // copy of the job's stream (other draws may come first, which only
+        // makes the hint useless). Its map words start loading now.
+        map.prefetch(self.rng.clone().below(lastb));
         let bytes = (want as u64).min(marked * align) as u32;
         let off = self.region_start + b * align;
         self.seq_pos[d] = off + bytes as u64;
