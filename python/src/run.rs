@@ -93,7 +93,7 @@ pub fn run(
                         keep: true,
                         fio_log_dir: None,
                     };
-                    timeseries::run(&sc, &sc.config, sink, &opts)?
+                    blklab_lab::observe::timeseries(&sc, &sc.config, sink, &opts)?
                 }
             };
             let docs: Vec<String> = (0..sc.invocations.len())

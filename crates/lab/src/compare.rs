@@ -95,5 +95,5 @@ pub fn run_observed(
     v: &Variant,
     opts: &timeseries::Options,
 ) -> Result<(Outcome, Option<timeseries::Series>)> {
-    timeseries::run(sc, &config(sc, v)?, None, opts)
+    crate::observe::timeseries(sc, &config(sc, v)?, None, opts)
 }

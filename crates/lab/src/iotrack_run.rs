@@ -14,17 +14,14 @@
 
 use std::fmt::Write as _;
 
-use anyhow::Result;
 use blklab_core::block::bio::DevId;
 use blklab_core::block::blk_cgroup::{CgId, ROOT};
 use blklab_core::block::iotrack::report::{
     dev_metrics, format_interval, metrics, CgMetrics, DevMetrics, Sample,
 };
-use blklab_core::sim::trace::TraceSink;
-use blklab_core::{Sim, SimConfig};
+use blklab_core::Sim;
 use serde_json::{json, Map, Value};
 
-use crate::runner::Outcome;
 use crate::scenario::Scenario;
 
 /// `--iotrack` settings.
@@ -87,28 +84,6 @@ pub(crate) fn take(sim: &Sim, devs: &[DevId], cgs: &[CgId], t: u64) -> Tick {
             })
             .collect(),
     }
-}
-
-/// Run the scenario with the iotrack tool watching; returns fio's results, the
-/// tool's readings and the simulator (for `--show-files`).
-pub fn run(
-    sc: &Scenario,
-    cfg: &SimConfig,
-    trace: Option<Box<dyn TraceSink>>,
-    opts: IotrackOpts,
-) -> Result<(Outcome, IotrackReport, Sim)> {
-    let o = crate::observe::run(
-        sc,
-        cfg,
-        trace,
-        &crate::observe::Observers {
-            iotrack: Some(opts),
-            keep_sim: true,
-            ..Default::default()
-        },
-    )?;
-    let report = o.iotrack.expect("the tool watched");
-    Ok((o.out, report, o.sim.expect("kept")))
 }
 
 /// The simulated wall clock of the tool's `Time:` line: the simulation starts

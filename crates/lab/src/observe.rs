@@ -125,3 +125,46 @@ pub fn run(
         sim,
     })
 }
+
+/// Run the scenario with the time-series recorder listening; returns fio's
+/// results and the in-memory series (when `opts.keep`). The CSV files are
+/// complete when this returns Ok.
+pub fn timeseries(
+    sc: &Scenario,
+    cfg: &SimConfig,
+    trace: Option<Box<dyn TraceSink>>,
+    opts: &timeseries::Options,
+) -> Result<(Outcome, Option<Series>)> {
+    let o = run(
+        sc,
+        cfg,
+        trace,
+        &Observers {
+            timeseries: Some(opts),
+            ..Default::default()
+        },
+    )?;
+    Ok((o.out, o.series))
+}
+
+/// Run the scenario with the iotrack tool watching; returns fio's results,
+/// the tool's readings and the simulator (for `--show-files`).
+pub fn iotrack(
+    sc: &Scenario,
+    cfg: &SimConfig,
+    trace: Option<Box<dyn TraceSink>>,
+    opts: IotrackOpts,
+) -> Result<(Outcome, IotrackReport, Sim)> {
+    let o = run(
+        sc,
+        cfg,
+        trace,
+        &Observers {
+            iotrack: Some(opts),
+            keep_sim: true,
+            ..Default::default()
+        },
+    )?;
+    let report = o.iotrack.expect("the tool watched");
+    Ok((o.out, report, o.sim.expect("kept")))
+}

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use blklab_core::sim::trace::TraceSink;
 use blklab_lab::scenario::Scenario;
-use blklab_lab::{output, runner, timeseries};
+use blklab_lab::{observe, output, runner, timeseries};
 
 fn example(name: &str) -> Scenario {
     let p = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -33,7 +33,7 @@ fn observing_does_not_change_the_run() {
         let sc = example(ex);
         let plain = runner::run(&sc, &sc.config, None).expect("runs");
         let opts = timeseries::Options::default();
-        let (seen, series) = timeseries::run(&sc, &sc.config, None, &opts).expect("runs");
+        let (seen, series) = observe::timeseries(&sc, &sc.config, None, &opts).expect("runs");
         assert_eq!(
             output::normal(&sc, &plain),
             output::normal(&sc, &seen),
@@ -55,7 +55,7 @@ fn busy_level_series_matches_the_trace_and_shows_the_resets() {
     let lines = Rc::new(RefCell::new(Vec::new()));
     let sink: Box<dyn TraceSink> = Box::new(Lines(lines.clone()));
     let (_, series) =
-        timeseries::run(&sc, &cfg, Some(sink), &timeseries::Options::default()).expect("runs");
+        observe::timeseries(&sc, &cfg, Some(sink), &timeseries::Options::default()).expect("runs");
     let from_trace: Vec<i64> = lines
         .borrow()
         .iter()
@@ -95,7 +95,7 @@ fn csv_tables_have_their_documented_columns() {
         keep: false,
         ..Default::default()
     };
-    timeseries::run(&sc, &sc.config, None, &opts).expect("runs");
+    observe::timeseries(&sc, &sc.config, None, &opts).expect("runs");
     for t in timeseries::TABLES {
         let text = std::fs::read_to_string(dir.join(format!("{}.csv", t.name))).expect("file");
         let header = text.lines().next().expect("header");
@@ -133,7 +133,7 @@ fn csv_tables_have_their_documented_columns() {
 #[test]
 fn iotrack_table_agrees_with_the_tool_and_combines_with_it() {
     use blklab_lab::iotrack_run::IotrackOpts;
-    use blklab_lab::observe::{self, Observers};
+    use blklab_lab::observe::Observers;
     let sc = example("iocost-busy-level.toml");
     let plain = runner::run(&sc, &sc.config, None).expect("runs");
     let opts = timeseries::Options {

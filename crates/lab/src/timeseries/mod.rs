@@ -22,7 +22,6 @@ use blklab_core::block::bio::DevId;
 use blklab_core::block::blk_cgroup::CgId;
 use blklab_core::block::iotrack::report::Sample;
 use blklab_core::sim::probe::{Probe, ProbeSink};
-use blklab_core::sim::trace::TraceSink;
 use blklab_core::{RunResult, Sim, SimConfig};
 
 pub use csv_dir::CsvDir;
@@ -32,7 +31,6 @@ pub use tables::{ColumnSpec, TableSpec, TABLES};
 
 use crate::fio_logs::{self, FioLogs};
 use crate::iotrack_run;
-use crate::runner::Outcome;
 use crate::scenario::Scenario;
 
 /// One value of a row.
@@ -208,25 +206,4 @@ impl Session {
         }
         Ok(self.memory.map(|m| std::mem::take(&mut *m.borrow_mut())))
     }
-}
-
-/// Run the scenario with the recorder listening; returns fio's results and
-/// the in-memory series (when `opts.keep`). The CSV files are complete when
-/// this returns Ok.
-pub fn run(
-    sc: &Scenario,
-    cfg: &SimConfig,
-    trace: Option<Box<dyn TraceSink>>,
-    opts: &Options,
-) -> Result<(Outcome, Option<Series>)> {
-    let o = crate::observe::run(
-        sc,
-        cfg,
-        trace,
-        &crate::observe::Observers {
-            timeseries: Some(opts),
-            ..Default::default()
-        },
-    )?;
-    Ok((o.out, o.series))
 }
