@@ -26,6 +26,7 @@ pub mod cpio;
 pub mod error;
 pub mod init_script;
 pub mod initramfs;
+pub mod kbuild;
 pub mod kernels;
 pub mod kmod;
 pub mod probe;
