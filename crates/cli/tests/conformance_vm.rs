@@ -81,6 +81,9 @@ fn list_kernels_names_the_pinned_packages() {
         "linux-image-6.1.0-",
         "debian-6.12",
         "6.12.117",
+        "built-6.1-hz1000",
+        "built from linux-source-6.1 6.1.176-1",
+        "built-6.1-hz250",
         "all",
     ] {
         assert!(out.contains(want), "{want} missing in:\n{out}");
@@ -100,6 +103,25 @@ fn show_prints_the_kernel_profile_switches() {
     let out = stdout(&o);
     assert!(
         out.contains("[run.switches]") && out.contains("\"iocost.busy_level_fix\" = \"off\""),
+        "{out}"
+    );
+}
+
+#[test]
+fn show_runs_a_built_kernel_with_its_series_profile_and_hz() {
+    // nothing is built for --show: the profile comes from the series (6.1),
+    // the simulator's HZ from the pin
+    let o = blklab(&[
+        "conformance",
+        "--kernel",
+        "built-6.1-hz1000",
+        "--show",
+        "throttle-riops",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("hz = 1000\n") && out.contains("\"iocost.busy_level_fix\" = \"off\""),
         "{out}"
     );
 }
