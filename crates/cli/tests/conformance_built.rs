@@ -21,12 +21,8 @@ const KERNEL: &str = "built-6.1-hz1000";
 
 #[test]
 fn built_kernel_runs_the_ioprio_cases() {
-    if let Some(e) = blklab_vm::preflight().first() {
-        println!("SKIP: {e}");
-        return;
-    }
-    if !rustix::process::geteuid().is_root() {
-        println!("SKIP: not root");
+    if let Some(why) = vm_unavailable() {
+        println!("SKIP: {why}");
         return;
     }
     let cache = blklab_vm::kernels::default_cache_dir().expect("kernel cache");
@@ -47,20 +43,10 @@ fn built_kernel_runs_the_ioprio_cases() {
             return;
         }
     }
-    let t0 = std::time::Instant::now();
-    let o = blklab(&[
-        "conformance",
-        "--kernel",
+    let (o, out) = conformance_quick(
         KERNEL,
-        "--quick",
-        "--repeat",
-        "1",
-        "ioprio-rt-be-mq-deadline",
-        "ioprio-class-rt-be-mq-deadline",
-    ]);
-    let out = stdout(&o);
-    println!("{out}\n{}", stderr(&o));
-    println!("wall time: {:.1} s", t0.elapsed().as_secs_f64());
+        &["ioprio-rt-be-mq-deadline", "ioprio-class-rt-be-mq-deadline"],
+    );
     assert_eq!(o.status.code(), Some(0), "exit status");
     assert!(!out.contains("not runnable"), "{out}");
     // the booted kernel is the built one, and the simulator ran at its HZ

@@ -15,31 +15,20 @@ use common::*;
 
 #[test]
 fn debian_6_12_quick_subset_passes() {
-    if let Some(e) = blklab_vm::preflight().first() {
-        println!("SKIP: {e}");
+    if let Some(why) = vm_unavailable() {
+        println!("SKIP: {why}");
         return;
     }
-    if !rustix::process::geteuid().is_root() {
-        println!("SKIP: not root");
-        return;
-    }
-    let t0 = std::time::Instant::now();
-    let o = blklab(&[
-        "conformance",
-        "--kernel",
+    let (o, out) = conformance_quick(
         "debian-6.12",
-        "--quick",
-        "--repeat",
-        "1",
-        "throttle-riops",
-        "throttle-rbps",
-        "iocost-vrate-100-300-4k-rand",
-        "iocost-vrate-alone-64k-seq",
-        "capped-qos-iocost-on",
-    ]);
-    let out = stdout(&o);
-    println!("{out}\n{}", stderr(&o));
-    println!("wall time: {:.1} s", t0.elapsed().as_secs_f64());
+        &[
+            "throttle-riops",
+            "throttle-rbps",
+            "iocost-vrate-100-300-4k-rand",
+            "iocost-vrate-alone-64k-seq",
+            "capped-qos-iocost-on",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "exit status");
     assert!(out.contains("summary: 5 PASS"), "{out}");
     // iocost's QoS loop came back from the guest's tracepoint and was read
