@@ -156,15 +156,7 @@ fn source_deb(pin: &KernelPin, cache_dir: &Path) -> Result<PathBuf> {
     }
     std::fs::create_dir_all(&dir)
         .map_err(|e| VmError::io(format!("creating {}", dir.display()), e))?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".download-")
-        .tempdir_in(&dir)
-        .map_err(|e| {
-            VmError::io(
-                format!("creating a temporary directory in {}", dir.display()),
-                e,
-            )
-        })?;
+    let tmp = kernels::tempdir_in(&dir, ".download-")?;
     let deb = kernels::download_pinned(pin, cache_dir, tmp.path())?;
     std::fs::rename(&deb, &path)
         .map_err(|e| VmError::io(format!("moving {} to {}", deb.display(), path.display()), e))?;
@@ -212,15 +204,7 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
     }
     let fragment = render_fragment(spec)?;
     let deb = source_deb(pin, cache_dir)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".build-{}-", pin.name))
-        .tempdir_in(cache_dir)
-        .map_err(|e| {
-            VmError::io(
-                format!("creating a temporary directory in {}", cache_dir.display()),
-                e,
-            )
-        })?;
+    let tmp = kernels::tempdir_in(cache_dir, &format!(".build-{}-", pin.name))?;
     let t0 = Instant::now();
     let unpacked = tmp.path().join("unpacked");
     tools::run(

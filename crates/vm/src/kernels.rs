@@ -418,6 +418,19 @@ fn command_detail(e: VmError) -> String {
     }
 }
 
+/// A temporary directory in `dir` named `prefix…` (removed when dropped).
+pub(crate) fn tempdir_in(dir: &Path, prefix: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(dir)
+        .map_err(|e| {
+            VmError::io(
+                format!("creating a temporary directory in {}", dir.display()),
+                e,
+            )
+        })
+}
+
 /// Download the pinned package `pin` with the private apt configuration
 /// into the directory `into` and check its sha256; its path.
 pub(crate) fn download_pinned(pin: &KernelPin, cache_dir: &Path, into: &Path) -> Result<PathBuf> {
@@ -507,15 +520,7 @@ pub(crate) fn download_pinned(pin: &KernelPin, cache_dir: &Path, into: &Path) ->
 /// Download, check, unpack and install one stock cache entry.
 fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
     let dpkg_deb = tools::require(tools::DPKG_DEB)?;
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".fetch-{}-", pin.name))
-        .tempdir_in(cache_dir)
-        .map_err(|e| {
-            VmError::io(
-                format!("creating a temporary directory in {}", cache_dir.display()),
-                e,
-            )
-        })?;
+    let tmp = tempdir_in(cache_dir, &format!(".fetch-{}-", pin.name))?;
     let deb = download_pinned(pin, cache_dir, tmp.path())?;
     let stage = tmp.path().join("entry");
     let unpacked = tmp.path().join("unpacked");
