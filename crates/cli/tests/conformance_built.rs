@@ -26,22 +26,9 @@ fn built_kernel_runs_the_ioprio_cases() {
         return;
     }
     let cache = blklab_vm::kernels::default_cache_dir().expect("kernel cache");
-    let cached = blklab_vm::list(&cache)
-        .iter()
-        .any(|l| l.pin.name == KERNEL && l.cached);
-    if !cached {
-        if std::env::var("BLKLAB_SKIP_KERNEL_BUILD").as_deref() == Ok("1") {
-            println!(
-                "SKIP: {KERNEL} is not in {} and BLKLAB_SKIP_KERNEL_BUILD=1; \
-                 build it with `blklab conformance --kernel {KERNEL} --quick ioprio-class-rt-be-mq-deadline`",
-                cache.display()
-            );
-            return;
-        }
-        if let Some(e) = blklab_vm::kbuild::missing_build_tools().first() {
-            println!("SKIP: {e}");
-            return;
-        }
+    if let Some(why) = blklab_vm::kbuild::unavailable(KERNEL, &cache) {
+        println!("SKIP: {why}");
+        return;
     }
     let (o, out) = conformance_quick(
         KERNEL,

@@ -104,6 +104,26 @@ pub fn missing_build_tools() -> Vec<VmError> {
     out
 }
 
+/// Set to `1`, tests that need a built kernel skip when it is not cached
+/// instead of building it.
+pub const SKIP_BUILD_ENV: &str = "BLKLAB_SKIP_KERNEL_BUILD";
+
+/// Why the built kernel `name` can be neither taken from `cache_dir` nor
+/// built here (for tests: a missing build tool, or `SKIP_BUILD_ENV`); None
+/// when it is cached or can be built.
+pub fn unavailable(name: &str, cache_dir: &Path) -> Option<String> {
+    if cache_dir.join(name).join("manifest").is_file() {
+        return None;
+    }
+    if std::env::var(SKIP_BUILD_ENV).as_deref() == Ok("1") {
+        return Some(format!(
+            "{name} is not in {} and {SKIP_BUILD_ENV}=1; build it with `blklab conformance --kernel {name} --quick ioprio-class-rt-be-mq-deadline`",
+            cache_dir.display()
+        ));
+    }
+    missing_build_tools().first().map(|e| e.to_string())
+}
+
 /// The fragment for `spec`: the fixed part, the HZ choice, and a local
 /// version naming the kernel (so `uname -r` says which one booted).
 pub fn render_fragment(spec: &BuildSpec) -> Result<String> {
