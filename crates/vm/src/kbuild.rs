@@ -21,26 +21,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::digest;
 use crate::error::{Result, VmError};
+use crate::kconfig::{self, BuildSpec, FRAGMENT_FILE};
 use crate::kernels::{self, KernelPin};
-use crate::kmod;
 use crate::tools::{self, Tool};
-
-/// What distinguishes one built kernel from another of the same source.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BuildSpec {
-    /// CONFIG_HZ: one of `HZ_CHOICES`.
-    pub hz: u32,
-}
-
-/// The CONFIG_HZ values Kconfig offers on x86 (the `HZ_*` choice).
-pub const HZ_CHOICES: &[u32] = &[100, 250, 300, 1000];
-
-/// The fixed part of the configuration fragment.
-pub const FRAGMENT: &str = include_str!("kbuild/blklab.config");
-
-/// The file the fragment is kept in, in the cache entry.
-pub const FRAGMENT_FILE: &str = "blklab.config";
 
 /// Host programs the build runs, with the Debian packages providing them.
 pub const BUILD_TOOLS: &[Tool] = &[
@@ -124,54 +109,12 @@ pub fn unavailable(name: &str, cache_dir: &Path) -> Option<String> {
     missing_build_tools().first().map(|e| e.to_string())
 }
 
-/// The fragment for `spec`: the fixed part, the HZ choice, and a local
-/// version naming the kernel (so `uname -r` says which one booted).
-pub fn render_fragment(spec: &BuildSpec) -> Result<String> {
-    if !HZ_CHOICES.contains(&spec.hz) {
-        return Err(VmError::BadBuild(format!(
-            "CONFIG_HZ={} is not one of Kconfig's choices {HZ_CHOICES:?}",
-            spec.hz
-        )));
-    }
-    let mut s = FRAGMENT.to_string();
-    if !s.ends_with('\n') {
-        s.push('\n');
-    }
-    s.push_str(&format!(
-        "\n# The timer frequency of this kernel.\nCONFIG_HZ_{hz}=y\nCONFIG_HZ={hz}\nCONFIG_LOCALVERSION=\"-blklab-hz{hz}\"\n",
-        hz = spec.hz
-    ));
-    Ok(s)
-}
-
-/// The symbols of `fragment` whose value in `config` differs, as
-/// (symbol, wanted, found). An absent symbol counts as `n`, as Kconfig
-/// writes it.
-pub fn mismatches(fragment: &str, config: &str) -> Vec<(String, String, String)> {
-    let want = kmod::parse_config(fragment);
-    let have = kmod::parse_config(config);
-    want.into_iter()
-        .filter_map(|(sym, w)| {
-            let h = have.get(&sym).cloned().unwrap_or_else(|| "n".into());
-            (h != w).then_some((sym, w, h))
-        })
-        .collect()
-}
-
-/// `mismatches` as one line for an error message.
-pub fn describe_mismatches(m: &[(String, String, String)]) -> String {
-    m.iter()
-        .map(|(s, w, h)| format!("{s}={w} (got {h})"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// The source package, downloaded once into `<cache>/sources/` and checked
 /// against the pin each time.
 fn source_deb(pin: &KernelPin, cache_dir: &Path) -> Result<PathBuf> {
     let dir = cache_dir.join("sources");
     let path = dir.join(format!("{}_{}_all.deb", pin.package, pin.version));
-    if path.is_file() && kernels::sha256_file(&path)? == pin.deb_sha256 {
+    if path.is_file() && digest::sha256_file(&path)? == pin.deb_sha256 {
         return Ok(path);
     }
     std::fs::create_dir_all(&dir)
@@ -222,7 +165,7 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
     if let Some(e) = missing_build_tools().into_iter().next() {
         return Err(e);
     }
-    let fragment = render_fragment(spec)?;
+    let fragment = kconfig::render_fragment(spec)?;
     let deb = source_deb(pin, cache_dir)?;
     let tmp = kernels::tempdir_in(cache_dir, &format!(".build-{}-", pin.name))?;
     let t0 = Instant::now();
@@ -265,13 +208,13 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
     let config_path = src.join(".config");
     let config = std::fs::read_to_string(&config_path)
         .map_err(|e| VmError::io(format!("reading {}", config_path.display()), e))?;
-    let bad = mismatches(&fragment, &config);
+    let bad = kconfig::mismatches(&fragment, &config);
     if !bad.is_empty() {
         return Err(VmError::BadBuild(format!(
             "{} {}: the configuration did not keep {} (a dependency the fragment lacks?)",
             pin.package,
             pin.version,
-            describe_mismatches(&bad)
+            kconfig::describe_mismatches(&bad)
         )));
     }
     let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -296,10 +239,7 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
         pin,
         &[
             ("source-sha256", pin.deb_sha256.to_string()),
-            (
-                "fragment-sha256",
-                kernels::sha256_bytes(fragment.as_bytes()),
-            ),
+            ("fragment-sha256", digest::sha256_bytes(fragment.as_bytes())),
             // How long unpacking, configuring and building took here (wall).
             ("build-wall-secs", format!("{build_secs:.0}")),
         ],
@@ -314,92 +254,12 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
     })
 }
 
-/// The checks a built entry gets besides its files' hashes: built from the
-/// pinned source, with today's fragment for `spec`, and a .config that has
-/// every symbol of it.
-pub fn verify_entry(
-    spec: &BuildSpec,
-    fields: &std::collections::BTreeMap<String, String>,
-    pin: &KernelPin,
-    config: &str,
-) -> std::result::Result<(), String> {
-    let fragment = render_fragment(spec).map_err(|e| e.to_string())?;
-    if fields.get("source-sha256").map(String::as_str) != Some(pin.deb_sha256) {
-        return Err(format!(
-            "it was not built from the pinned source {}={} (sha256 {})",
-            pin.package, pin.version, pin.deb_sha256
-        ));
-    }
-    if fields.get("fragment-sha256") != Some(&kernels::sha256_bytes(fragment.as_bytes())) {
-        return Err("it was built with another configuration fragment than this blklab's".into());
-    }
-    let bad = mismatches(&fragment, config);
-    if !bad.is_empty() {
-        return Err(format!("its config lacks {}", describe_mismatches(&bad)));
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fragment_has_hz_and_the_controllers() {
-        let f = render_fragment(&BuildSpec { hz: 1000 }).unwrap();
-        let c = kmod::parse_config(&f);
-        assert_eq!(c["CONFIG_HZ_1000"], "y");
-        assert_eq!(c["CONFIG_HZ"], "1000");
-        assert_eq!(c["CONFIG_LOCALVERSION"], "\"-blklab-hz1000\"");
-        for sym in [
-            "CONFIG_BLK_CGROUP_IOPRIO",
-            "CONFIG_BLK_CGROUP_IOLATENCY",
-            "CONFIG_BLK_CGROUP_IOCOST",
-            "CONFIG_BLK_DEV_THROTTLING",
-            "CONFIG_BFQ_GROUP_IOSCHED",
-            "CONFIG_BLK_DEV_LOOP",
-            "CONFIG_AIO",
-            "CONFIG_EVENT_TRACING",
-        ] {
-            assert_eq!(c.get(sym).map(String::as_str), Some("y"), "{sym}");
-        }
-        // built in only: the guest loads no module
-        assert_eq!(c["CONFIG_MODULES"], "n");
-        assert!(!c.values().any(|v| v == "m"));
-        let f250 = render_fragment(&BuildSpec { hz: 250 }).unwrap();
-        assert!(f250.contains("CONFIG_HZ_250=y\n") && !f250.contains("HZ_1000"));
-    }
-
-    #[test]
-    fn hz_outside_the_kconfig_choice_is_refused() {
-        let e = render_fragment(&BuildSpec { hz: 500 }).unwrap_err();
-        assert!(e.to_string().contains("CONFIG_HZ=500"), "{e}");
-    }
-
-    #[test]
-    fn mismatches_name_what_did_not_stick() {
-        let frag = "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_HZ=1000\nCONFIG_C=y\n";
-        let config = "CONFIG_A=y\nCONFIG_B=y\nCONFIG_HZ=250\n# CONFIG_C is not set\n";
-        let m = mismatches(frag, config);
-        assert_eq!(
-            m,
-            [
-                ("CONFIG_B".into(), "n".into(), "y".into()),
-                ("CONFIG_C".into(), "y".into(), "n".into()),
-                ("CONFIG_HZ".into(), "1000".into(), "250".into()),
-            ]
-        );
-        assert_eq!(describe_mismatches(&m[..1]), "CONFIG_B=n (got y)");
-        // absent is "n"
-        assert!(mismatches("# CONFIG_D is not set\n", "").is_empty());
-        assert_eq!(mismatches("CONFIG_D=y\n", "").len(), 1);
-    }
-}
-
 #[cfg(test)]
 mod cache_tests {
     use super::*;
     use crate::error::VmError;
+    use crate::kconfig::render_fragment;
+    use crate::kmod;
 
     fn pin() -> KernelPin {
         KernelPin {
@@ -425,10 +285,7 @@ mod cache_tests {
             pin,
             &[
                 ("source-sha256", pin.deb_sha256.to_string()),
-                (
-                    "fragment-sha256",
-                    kernels::sha256_bytes(fragment.as_bytes()),
-                ),
+                ("fragment-sha256", digest::sha256_bytes(fragment.as_bytes())),
             ],
             &["vmlinuz", "config", FRAGMENT_FILE],
             &[],

@@ -11,16 +11,13 @@
 //! directory inside the cache and renamed; a failed fetch leaves nothing.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest, Sha256};
-
 use crate::apt::{self, PrivateApt};
+pub use crate::digest::{sha256_bytes, sha256_file};
 use crate::error::{Result, VmError};
-use crate::kbuild::{self, BuildSpec};
+use crate::kconfig::{self, BuildSpec, Source};
 use crate::kmod::{self, Tristate};
 use crate::tools;
 
@@ -120,7 +117,7 @@ pub const REPORTED_FLAGS: &[&str] = &[
     "CONFIG_MQ_IOSCHED_DEADLINE",
 ];
 
-const MANIFEST: &str = "manifest";
+pub(crate) const MANIFEST: &str = "manifest";
 const MANIFEST_HEADER: &str = "blklab-vm kernel cache v1";
 const DEB: &str = "package.deb";
 
@@ -207,36 +204,6 @@ impl Kernel {
     pub fn hz(&self) -> Option<u32> {
         self.config.get("CONFIG_HZ").and_then(|v| v.parse().ok())
     }
-}
-
-/// sha256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| VmError::io(format!("opening {}", path.display()), e))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| VmError::io(format!("reading {}", path.display()), e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
-}
-
-/// sha256 of bytes in memory, as hex.
-pub fn sha256_bytes(bytes: &[u8]) -> String {
-    hex(&Sha256::digest(bytes))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }
 
 /// Write `dir/manifest` for the files already in `dir` (written last: its
@@ -358,7 +325,12 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
     let config = std::fs::read_to_string(&cpath)
         .map_err(|e| VmError::io(format!("reading {}", cpath.display()), e))?;
     if let Some(spec) = &pin.build {
-        kbuild::verify_entry(spec, &fields, pin, &config).map_err(invalid)?;
+        let source = Source {
+            package: pin.package,
+            version: pin.version,
+            sha256: pin.deb_sha256,
+        };
+        kconfig::verify_entry(spec, &fields, &source, &config).map_err(invalid)?;
     }
     Ok(Kernel {
         pin: *pin,
@@ -367,38 +339,6 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
         config: kmod::parse_config(&config),
         modules: module_paths,
     })
-}
-
-/// The kernel `name`, fetched into `cache_dir` if it is not there yet, and
-/// verified. Concurrent callers are serialised by a lock file in the cache.
-pub fn ensure(name: &str, cache_dir: &Path) -> Result<Kernel> {
-    let pin = pin(name)?;
-    let dir = cache_dir.join(pin.name);
-    if dir.join(MANIFEST).is_file() {
-        return load_verified(pin, &dir);
-    }
-    std::fs::create_dir_all(cache_dir)
-        .map_err(|e| VmError::io(format!("creating {}", cache_dir.display()), e))?;
-    let lock_path = cache_dir.join(".lock");
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(|e| VmError::io(format!("creating {}", lock_path.display()), e))?;
-    lock.lock()
-        .map_err(|e| VmError::io(format!("locking {}", lock_path.display()), e))?;
-    // Someone else may have fetched it while we waited.
-    if dir.join(MANIFEST).is_file() {
-        return load_verified(pin, &dir);
-    }
-    if dir.exists() {
-        return Err(VmError::CacheInvalid {
-            dir: dir.clone(),
-            reason: "it exists but has no manifest".into(),
-        });
-    }
-    match &pin.build {
-        Some(spec) => kbuild::build(pin, spec, cache_dir, &dir)?,
-        None => fetch(pin, cache_dir, &dir)?,
-    }
-    load_verified(pin, &dir)
 }
 
 fn unavailable(pin: &KernelPin, reason: String, fetch_command: String) -> VmError {
@@ -519,7 +459,7 @@ pub(crate) fn download_pinned(pin: &KernelPin, cache_dir: &Path, into: &Path) ->
 }
 
 /// Download, check, unpack and install one stock cache entry.
-fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
+pub(crate) fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
     let dpkg_deb = tools::require(tools::DPKG_DEB)?;
     let tmp = tempdir_in(cache_dir, &format!(".fetch-{}-", pin.name))?;
     let deb = download_pinned(pin, cache_dir, tmp.path())?;
@@ -597,7 +537,7 @@ mod tests {
     use super::*;
 
     fn fake_pin(deb: &[u8]) -> KernelPin {
-        let sha = hex(&Sha256::digest(deb));
+        let sha = sha256_bytes(deb);
         KernelPin {
             name: "fake-1.0",
             package: "linux-image-fake",
@@ -745,16 +685,5 @@ mod tests {
             load_verified(&pin, &dir),
             Err(VmError::CacheInvalid { .. })
         ));
-    }
-
-    #[test]
-    fn unknown_name_fails_before_touching_the_cache() {
-        let d = tempfile::tempdir().unwrap();
-        let cache = d.path().join("never-created");
-        assert!(matches!(
-            ensure("nope", &cache),
-            Err(VmError::UnknownKernel { .. })
-        ));
-        assert!(!cache.exists());
     }
 }
