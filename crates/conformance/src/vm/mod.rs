@@ -1,5 +1,6 @@
 //! The real side under a stock kernel booted in QEMU (`blklab conformance
-//! --kernel debian-6.1|debian-6.12`). Every selected case becomes a guest
+//! --kernel debian-6.1|debian-6.12`), or one built from Debian's source
+//! (`built-6.1-hz1000|built-6.1-hz250`: every io controller, HZ as named). Every selected case becomes a guest
 //! script (`script.rs`); all of them run in one boot under deterministic
 //! virtual time (blklab-vm: TCG with `-icount shift=0,sleep=off`, one vCPU),
 //! and each case's fio JSON is compared with the simulator exactly as a host
