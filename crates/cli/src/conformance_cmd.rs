@@ -22,13 +22,20 @@ pub struct Args {
     pub list_kernels: bool,
 }
 
-/// The kernels `name` stands for, or an error listing the names.
+/// The kernels `name` stands for, or an error listing the names. `all` is
+/// the host and the stock kernels: a kernel built from source (minutes of
+/// compiling the first time) is run only when named.
 fn kernels_of(name: &str) -> Result<Vec<String>, String> {
     let vms = vm::kernel_names();
     match name {
         "host" => Ok(vec!["host".into()]),
         "all" => Ok(std::iter::once("host")
-            .chain(vms.iter().copied())
+            .chain(
+                blklab_vm::KERNELS
+                    .iter()
+                    .filter(|k| k.build.is_none())
+                    .map(|k| k.name),
+            )
             .map(String::from)
             .collect()),
         k if vms.contains(&k) => Ok(vec![k.to_string()]),
@@ -50,8 +57,15 @@ fn list_kernels() -> u8 {
         }
     };
     for l in blklab_vm::list(&cache) {
+        let (how, first_use) = match &l.pin.build {
+            None => ("", "fetched on first use"),
+            Some(_) => (
+                "built from ",
+                "built on first use: minutes of compiling, ~2 GB of temporary space",
+            ),
+        };
         println!(
-            "{:<12} {} {} ({}, {}) {}",
+            "{:<16} {how}{} {} ({}, {}) {}",
             l.pin.name,
             l.pin.package,
             l.pin.version,
@@ -60,11 +74,11 @@ fn list_kernels() -> u8 {
             if l.cached {
                 format!("cached in {}", l.dir.display())
             } else {
-                "not cached (fetched on first use)".to_string()
+                format!("not cached ({first_use})")
             }
         );
     }
-    println!("all     host, then every kernel above");
+    println!("all     host, then every stock (debian-*) kernel above");
     exit::OK
 }
 
@@ -122,7 +136,10 @@ pub fn main(a: &Args) -> u8 {
                     "{}",
                     sim::scenario_text(
                         c,
-                        &sim::SimDevice::placeholder(&switches),
+                        &sim::SimDevice {
+                            hz: vm::sim_hz(k),
+                            ..sim::SimDevice::placeholder(&switches)
+                        },
                         &loop_device::RawSpeed::default(),
                         c.runtime(a.quick)
                     )

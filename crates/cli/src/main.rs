@@ -223,7 +223,9 @@ struct ConformanceArgs {
     #[arg(long)]
     show: bool,
     /// Where the real side runs: `host`, a stock kernel booted under QEMU
-    /// (`debian-6.1`, `debian-6.12`), or `all`.
+    /// (`debian-6.1`, `debian-6.12`), a kernel built from Debian's source
+    /// with every io controller (`built-6.1-hz1000`, `built-6.1-hz250`), or
+    /// `all` (host and the stock kernels).
     #[arg(long, default_value = "host")]
     kernel: String,
     /// List the kernels, their pinned packages and whether they are cached.

@@ -15,31 +15,20 @@ use common::*;
 
 #[test]
 fn debian_6_12_quick_subset_passes() {
-    if let Some(e) = blklab_vm::preflight().first() {
-        println!("SKIP: {e}");
+    if let Some(why) = vm_unavailable() {
+        println!("SKIP: {why}");
         return;
     }
-    if !rustix::process::geteuid().is_root() {
-        println!("SKIP: not root");
-        return;
-    }
-    let t0 = std::time::Instant::now();
-    let o = blklab(&[
-        "conformance",
-        "--kernel",
+    let (o, out) = conformance_quick(
         "debian-6.12",
-        "--quick",
-        "--repeat",
-        "1",
-        "throttle-riops",
-        "throttle-rbps",
-        "iocost-vrate-100-300-4k-rand",
-        "iocost-vrate-alone-64k-seq",
-        "capped-qos-iocost-on",
-    ]);
-    let out = stdout(&o);
-    println!("{out}\n{}", stderr(&o));
-    println!("wall time: {:.1} s", t0.elapsed().as_secs_f64());
+        &[
+            "throttle-riops",
+            "throttle-rbps",
+            "iocost-vrate-100-300-4k-rand",
+            "iocost-vrate-alone-64k-seq",
+            "capped-qos-iocost-on",
+        ],
+    );
     assert_eq!(o.status.code(), Some(0), "exit status");
     assert!(out.contains("summary: 5 PASS"), "{out}");
     // iocost's QoS loop came back from the guest's tracepoint and was read
@@ -81,6 +70,9 @@ fn list_kernels_names_the_pinned_packages() {
         "linux-image-6.1.0-",
         "debian-6.12",
         "6.12.117",
+        "built-6.1-hz1000",
+        "built from linux-source-6.1 6.1.176-1",
+        "built-6.1-hz250",
         "all",
     ] {
         assert!(out.contains(want), "{want} missing in:\n{out}");
@@ -100,6 +92,25 @@ fn show_prints_the_kernel_profile_switches() {
     let out = stdout(&o);
     assert!(
         out.contains("[run.switches]") && out.contains("\"iocost.busy_level_fix\" = \"off\""),
+        "{out}"
+    );
+}
+
+#[test]
+fn show_runs_a_built_kernel_with_its_series_profile_and_hz() {
+    // nothing is built for --show: the profile comes from the series (6.1),
+    // the simulator's HZ from the pin
+    let o = blklab(&[
+        "conformance",
+        "--kernel",
+        "built-6.1-hz1000",
+        "--show",
+        "throttle-riops",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("hz = 1000\n") && out.contains("\"iocost.busy_level_fix\" = \"off\""),
         "{out}"
     );
 }

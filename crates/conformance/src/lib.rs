@@ -103,6 +103,7 @@ pub fn run_case(
             devno: r.device.devno.clone(),
             rotational: false,
             switches: switches.to_vec(),
+            hz: sim::DEFAULT_HZ,
         },
         Err(_) => SimDevice::placeholder(switches),
     };

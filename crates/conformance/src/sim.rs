@@ -28,7 +28,13 @@ pub struct SimDevice {
     /// The kernel-behaviour switches of the kernel the case ran on (its
     /// profile); empty for the simulator's defaults.
     pub switches: Vec<(String, String)>,
+    /// CONFIG_HZ of the kernel the case ran on (the scenario's `hz`).
+    pub hz: u32,
 }
+
+/// The HZ the simulator assumes when the real kernel's is not known: the
+/// stock Debian kernels' (and this host's).
+pub const DEFAULT_HZ: u32 = 250;
 
 impl SimDevice {
     /// A stand-in when no real device was made (the case did not run there).
@@ -38,13 +44,16 @@ impl SimDevice {
             devno: "7:99".into(),
             rotational: false,
             switches: switches.to_vec(),
+            hz: DEFAULT_HZ,
         }
     }
 }
 
 /// The switches of kernel profile `name` (see `blklab switches --kernel`).
 pub fn profile_switches(name: &str) -> Result<Vec<(String, String)>, String> {
-    let p = blklab_core::sim::switches::profile(name)?;
+    // A registry kernel's profile is its series: built-6.1-hz1000 is a 6.1.
+    let series = blklab_vm::kernels::pin(name).map(|p| p.series()).ok();
+    let p = blklab_core::sim::switches::profile(series.as_deref().unwrap_or(name))?;
     Ok(p.values
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -78,7 +87,7 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     let (dev_name, devno) = (dev.name.as_str(), dev.devno.as_str());
     let mut s = String::new();
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
-    let _ = writeln!(s, "\n[run]\nseed = 1\nhz = 250");
+    let _ = writeln!(s, "\n[run]\nseed = 1\nhz = {}", dev.hz);
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
     if !dev.switches.is_empty() {
         let _ = writeln!(s, "\n[run.switches]");
@@ -211,6 +220,7 @@ mod tests {
             devno: "7:7".into(),
             rotational: false,
             switches: Vec::new(),
+            hz: DEFAULT_HZ,
         }
     }
 

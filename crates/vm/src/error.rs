@@ -69,6 +69,11 @@ pub enum VmError {
     #[error("kernel package {package}: {reason}")]
     BadPackage { package: String, reason: String },
 
+    /// A kernel built from source could not be configured as blklab needs
+    /// (a symbol of the fragment did not keep its value, a bad HZ).
+    #[error("kernel build: {0}")]
+    BadBuild(String),
+
     /// A helper program ran and failed.
     #[error("{command} failed: {detail}")]
     Command { command: String, detail: String },

@@ -266,6 +266,7 @@ mod tests {
                 deb_sha256: "",
                 suite: "x",
                 release: "1-fake",
+                build: None,
             },
             dir: dir.to_path_buf(),
             vmlinuz: dir.join("vmlinuz"),

@@ -1,7 +1,8 @@
 //! The registry of guest kernels: stock Debian cloud kernels, each pinned to
 //! one exact package version, fetched once into a cache with a private apt
 //! configuration (see `apt`), unpacked with `dpkg-deb -x`, and verified by
-//! sha256 every time the cache is used again.
+//! sha256 every time the cache is used again; and kernels built here from
+//! Debian's pinned kernel source package (see `kbuild`), cached the same way.
 //!
 //! Cache layout (`<cache>/<name>/`): `package.deb` (the pinned .deb),
 //! `vmlinuz`, `config`, `modules/<module>.ko` (decompressed) and `manifest`
@@ -10,15 +11,13 @@
 //! directory inside the cache and renamed; a failed fetch leaves nothing.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sha2::{Digest, Sha256};
-
 use crate::apt::{self, PrivateApt};
+pub use crate::digest::{sha256_bytes, sha256_file};
 use crate::error::{Result, VmError};
+use crate::kconfig::{self, BuildSpec, Source};
 use crate::kmod::{self, Tristate};
 use crate::tools;
 
@@ -35,13 +34,42 @@ pub struct KernelPin {
     pub deb_sha256: &'static str,
     /// The Debian suite that carries it.
     pub suite: &'static str,
-    /// `uname -r` of the kernel (names its files in the package).
+    /// `uname -r` of the kernel (names its files in a stock package).
     pub release: &'static str,
+    /// Built from the source package `package` with this spec (None: a
+    /// stock binary package).
+    pub build: Option<BuildSpec>,
 }
+
+impl KernelPin {
+    /// The kernel series, `major.minor` of the release (e.g. `6.1`): the
+    /// simulator's kernel profile for it.
+    pub fn series(&self) -> String {
+        self.release
+            .split(['.', '-', '+'])
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+}
+
+/// The Debian source package of 6.1 the built kernels use: bookworm's, the
+/// version of the stock debian-6.1 kernel.
+const SOURCE_6_1: KernelPin = KernelPin {
+    name: "",
+    package: "linux-source-6.1",
+    version: "6.1.176-1",
+    deb_sha256: "9305d1a151b8e83dcb88aa11361e7b9513f0c252bdf7f5647e4542762d99c094",
+    suite: "bookworm",
+    release: "",
+    build: None,
+};
 
 /// The kernels, pinned to what the archive offered when they were added
 /// (2026-11): bookworm's own cloud kernel from its release suite, and
-/// trixie's, which is in both its release and security suites.
+/// trixie's, which is in both its release and security suites; then the
+/// kernels built from bookworm's 6.1 source (same version as debian-6.1)
+/// with blk-iolatency and blk-ioprio, at HZ=1000 and HZ=250.
 pub const KERNELS: &[KernelPin] = &[
     KernelPin {
         name: "debian-6.1",
@@ -50,6 +78,7 @@ pub const KERNELS: &[KernelPin] = &[
         deb_sha256: "efe19f605b6f54a8352e68d85a629abb2d30b72a085faef603a9152590baa791",
         suite: "bookworm",
         release: "6.1.0-50-cloud-amd64",
+        build: None,
     },
     KernelPin {
         name: "debian-6.12",
@@ -58,6 +87,19 @@ pub const KERNELS: &[KernelPin] = &[
         deb_sha256: "e9893e5295d0549b8852611f12a4b8b5f6cc4b8128dcc2086b9847793b904ab7",
         suite: "trixie",
         release: "6.12.117+deb13-cloud-amd64",
+        build: None,
+    },
+    KernelPin {
+        name: "built-6.1-hz1000",
+        release: "6.1.176-blklab-hz1000",
+        build: Some(BuildSpec { hz: 1000 }),
+        ..SOURCE_6_1
+    },
+    KernelPin {
+        name: "built-6.1-hz250",
+        release: "6.1.176-blklab-hz250",
+        build: Some(BuildSpec { hz: 250 }),
+        ..SOURCE_6_1
     },
 ];
 
@@ -67,6 +109,7 @@ pub const REPORTED_FLAGS: &[&str] = &[
     "CONFIG_BLK_CGROUP_IOCOST",
     "CONFIG_BLK_DEV_THROTTLING",
     "CONFIG_BLK_CGROUP_IOLATENCY",
+    "CONFIG_BLK_CGROUP_IOPRIO",
     "CONFIG_BLK_WBT",
     "CONFIG_IOSCHED_BFQ",
     "CONFIG_BFQ_GROUP_IOSCHED",
@@ -74,7 +117,7 @@ pub const REPORTED_FLAGS: &[&str] = &[
     "CONFIG_MQ_IOSCHED_DEADLINE",
 ];
 
-const MANIFEST: &str = "manifest";
+pub(crate) const MANIFEST: &str = "manifest";
 const MANIFEST_HEADER: &str = "blklab-vm kernel cache v1";
 const DEB: &str = "package.deb";
 
@@ -163,39 +206,24 @@ impl Kernel {
     }
 }
 
-/// sha256 of a file, streamed.
-pub fn sha256_file(path: &Path) -> Result<String> {
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| VmError::io(format!("opening {}", path.display()), e))?;
-    let mut h = Sha256::new();
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = f
-            .read(&mut buf)
-            .map_err(|e| VmError::io(format!("reading {}", path.display()), e))?;
-        if n == 0 {
-            break;
-        }
-        h.update(&buf[..n]);
-    }
-    Ok(hex(&h.finalize()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
-}
-
 /// Write `dir/manifest` for the files already in `dir` (written last: its
-/// presence marks a complete entry).
-fn write_manifest(dir: &Path, pin: &KernelPin, modules: &[String]) -> Result<()> {
+/// presence marks a complete entry): `fields` as `key value` lines, the
+/// sha256 of `files` and of every module, and the module load order.
+pub(crate) fn write_manifest(
+    dir: &Path,
+    pin: &KernelPin,
+    fields: &[(&str, String)],
+    files: &[&str],
+    modules: &[String],
+) -> Result<()> {
     let mut m = format!(
         "{MANIFEST_HEADER}\nname {}\npackage {}\nversion {}\n",
         pin.name, pin.package, pin.version
     );
-    let mut files = vec![DEB.to_string(), "vmlinuz".into(), "config".into()];
+    for (k, v) in fields {
+        m.push_str(&format!("{k} {v}\n"));
+    }
+    let mut files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
     files.extend(modules.iter().map(|n| format!("modules/{n}.ko")));
     for f in &files {
         m.push_str(&format!("file {} {f}\n", sha256_file(&dir.join(f))?));
@@ -256,7 +284,7 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
     }
     let mut seen_deb = false;
     for (expected, rel) in &files {
-        let expected = if rel == DEB {
+        let expected = if rel == DEB && pin.build.is_none() {
             seen_deb = true;
             // The pin, not the manifest, is the authority for the package.
             pin.deb_sha256
@@ -275,7 +303,9 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
         }
     }
     let listed = |r: &str| files.iter().any(|(_, f)| f == r);
-    if !seen_deb || !listed("vmlinuz") || !listed("config") {
+    // A built kernel keeps no package: its manifest names the source's sha256.
+    let needs_deb = pin.build.is_none();
+    if (needs_deb && !seen_deb) || !listed("vmlinuz") || !listed("config") {
         return Err(invalid(
             "manifest lacks package.deb, vmlinuz or config".into(),
         ));
@@ -294,6 +324,14 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
     let cpath = dir.join("config");
     let config = std::fs::read_to_string(&cpath)
         .map_err(|e| VmError::io(format!("reading {}", cpath.display()), e))?;
+    if let Some(spec) = &pin.build {
+        let source = Source {
+            package: pin.package,
+            version: pin.version,
+            sha256: pin.deb_sha256,
+        };
+        kconfig::verify_entry(spec, &fields, &source, &config).map_err(invalid)?;
+    }
     Ok(Kernel {
         pin: *pin,
         dir: dir.to_path_buf(),
@@ -301,35 +339,6 @@ pub fn load_verified(pin: &KernelPin, dir: &Path) -> Result<Kernel> {
         config: kmod::parse_config(&config),
         modules: module_paths,
     })
-}
-
-/// The kernel `name`, fetched into `cache_dir` if it is not there yet, and
-/// verified. Concurrent callers are serialised by a lock file in the cache.
-pub fn ensure(name: &str, cache_dir: &Path) -> Result<Kernel> {
-    let pin = pin(name)?;
-    let dir = cache_dir.join(pin.name);
-    if dir.join(MANIFEST).is_file() {
-        return load_verified(pin, &dir);
-    }
-    std::fs::create_dir_all(cache_dir)
-        .map_err(|e| VmError::io(format!("creating {}", cache_dir.display()), e))?;
-    let lock_path = cache_dir.join(".lock");
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(|e| VmError::io(format!("creating {}", lock_path.display()), e))?;
-    lock.lock()
-        .map_err(|e| VmError::io(format!("locking {}", lock_path.display()), e))?;
-    // Someone else may have fetched it while we waited.
-    if dir.join(MANIFEST).is_file() {
-        return load_verified(pin, &dir);
-    }
-    if dir.exists() {
-        return Err(VmError::CacheInvalid {
-            dir: dir.clone(),
-            reason: "it exists but has no manifest".into(),
-        });
-    }
-    fetch(pin, cache_dir, &dir)?;
-    load_verified(pin, &dir)
 }
 
 fn unavailable(pin: &KernelPin, reason: String, fetch_command: String) -> VmError {
@@ -350,10 +359,23 @@ fn command_detail(e: VmError) -> String {
     }
 }
 
-/// Download, check, unpack and install one cache entry.
-fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
+/// A temporary directory in `dir` named `prefix…` (removed when dropped).
+pub(crate) fn tempdir_in(dir: &Path, prefix: &str) -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(dir)
+        .map_err(|e| {
+            VmError::io(
+                format!("creating a temporary directory in {}", dir.display()),
+                e,
+            )
+        })
+}
+
+/// Download the pinned package `pin` with the private apt configuration
+/// into the directory `into` and check its sha256; its path.
+pub(crate) fn download_pinned(pin: &KernelPin, cache_dir: &Path, into: &Path) -> Result<PathBuf> {
     let apt_get = tools::require(tools::APT_GET)?;
-    let dpkg_deb = tools::require(tools::DPKG_DEB)?;
     let as_root = tools::is_root();
     let plain_cmd = format!(
         "apt-get download {}={} (from a Debian mirror carrying {})",
@@ -377,16 +399,6 @@ fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
     let opts = apt.options(as_root);
     let fetch_cmd = apt.fetch_command_text(as_root, pin.package, pin.version);
     let spec = format!("{}={}", pin.package, pin.version);
-
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".fetch-{}-", pin.name))
-        .tempdir_in(cache_dir)
-        .map_err(|e| {
-            VmError::io(
-                format!("creating a temporary directory in {}", cache_dir.display()),
-                e,
-            )
-        })?;
     let update = || {
         tools::run(
             Command::new(&apt_get)
@@ -399,7 +411,7 @@ fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
             Command::new(&apt_get)
                 .args(&opts)
                 .args(["-q", "download", &spec])
-                .current_dir(tmp.path()),
+                .current_dir(into),
         )
     };
     // Lists from an earlier fetch may already know the pin; refresh them
@@ -423,8 +435,8 @@ fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
         })?;
     }
 
-    let deb = std::fs::read_dir(tmp.path())
-        .map_err(|e| VmError::io(format!("listing {}", tmp.path().display()), e))?
+    let deb = std::fs::read_dir(into)
+        .map_err(|e| VmError::io(format!("listing {}", into.display()), e))?
         .flatten()
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|x| x == "deb"))
@@ -443,6 +455,14 @@ fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
             actual,
         });
     }
+    Ok(deb)
+}
+
+/// Download, check, unpack and install one stock cache entry.
+pub(crate) fn fetch(pin: &KernelPin, cache_dir: &Path, dir: &Path) -> Result<()> {
+    let dpkg_deb = tools::require(tools::DPKG_DEB)?;
+    let tmp = tempdir_in(cache_dir, &format!(".fetch-{}-", pin.name))?;
+    let deb = download_pinned(pin, cache_dir, tmp.path())?;
     let stage = tmp.path().join("entry");
     let unpacked = tmp.path().join("unpacked");
     let mk = |p: &Path| {
@@ -509,7 +529,7 @@ fn install_from_unpacked(pin: &KernelPin, unpacked: &Path, stage: &Path) -> Resu
             .map_err(|e| VmError::io(format!("writing {}", p.display()), e))?;
         names.push(m.name.clone());
     }
-    write_manifest(stage, pin, &names)
+    write_manifest(stage, pin, &[], &[DEB, "vmlinuz", "config"], &names)
 }
 
 #[cfg(test)]
@@ -517,7 +537,7 @@ mod tests {
     use super::*;
 
     fn fake_pin(deb: &[u8]) -> KernelPin {
-        let sha = hex(&Sha256::digest(deb));
+        let sha = sha256_bytes(deb);
         KernelPin {
             name: "fake-1.0",
             package: "linux-image-fake",
@@ -525,6 +545,7 @@ mod tests {
             deb_sha256: Box::leak(sha.into_boxed_str()),
             suite: "nowhere",
             release: "1.0-fake",
+            build: None,
         }
     }
 
@@ -561,8 +582,26 @@ mod tests {
         assert_eq!(pin("debian-6.1").unwrap().suite, "bookworm");
         for k in KERNELS {
             assert_eq!(k.deb_sha256.len(), 64);
-            assert!(k.package.contains(k.release), "{k:?}");
+            match &k.build {
+                None => assert!(k.package.contains(k.release), "{k:?}"),
+                Some(b) => {
+                    assert!(k.package.starts_with("linux-source-"), "{k:?}");
+                    assert!(k.name.ends_with(&format!("-hz{}", b.hz)), "{k:?}");
+                    assert!(k.release.ends_with(&format!("-blklab-hz{}", b.hz)), "{k:?}");
+                }
+            }
         }
+        assert_eq!(pin("debian-6.12").unwrap().series(), "6.12");
+        assert_eq!(pin("debian-6.1").unwrap().series(), "6.1");
+        let b = pin("built-6.1-hz1000").unwrap();
+        assert_eq!(
+            (b.series().as_str(), b.build),
+            ("6.1", Some(BuildSpec { hz: 1000 }))
+        );
+        assert_eq!(
+            pin("built-6.1-hz250").unwrap().build,
+            Some(BuildSpec { hz: 250 })
+        );
         let e = pin("debian-9").unwrap_err();
         assert!(e.to_string().contains("debian-6.1, debian-6.12"), "{e}");
     }
@@ -646,16 +685,5 @@ mod tests {
             load_verified(&pin, &dir),
             Err(VmError::CacheInvalid { .. })
         ));
-    }
-
-    #[test]
-    fn unknown_name_fails_before_touching_the_cache() {
-        let d = tempfile::tempdir().unwrap();
-        let cache = d.path().join("never-created");
-        assert!(matches!(
-            ensure("nope", &cache),
-            Err(VmError::UnknownKernel { .. })
-        ));
-        assert!(!cache.exists());
     }
 }

@@ -22,10 +22,14 @@
 //! latency depends on the emulated CPU's speed.
 
 pub mod apt;
+pub mod cache;
 pub mod cpio;
+pub mod digest;
 pub mod error;
 pub mod init_script;
 pub mod initramfs;
+pub mod kbuild;
+pub mod kconfig;
 pub mod kernels;
 pub mod kmod;
 pub mod probe;
@@ -35,9 +39,10 @@ pub mod tools;
 
 use std::path::PathBuf;
 
+pub use cache::ensure;
 pub use error::VmError;
 pub use initramfs::{Compression, GuestTools};
-pub use kernels::{ensure, list, Kernel, KernelPin, KERNELS};
+pub use kernels::{list, Kernel, KernelPin, KERNELS};
 pub use protocol::{CaseOutcome, CaseResult, CaseSpec};
 pub use qemu::{BootEnd, BootOptions};
 
@@ -143,7 +148,7 @@ pub fn run_cases(kernel_name: &str, cases: &[CaseSpec], opts: &RunOptions) -> Re
         Some(c) => c.clone(),
         None => kernels::default_cache_dir()?,
     };
-    let kernel = kernels::ensure(kernel_name, &cache)?;
+    let kernel = cache::ensure(kernel_name, &cache)?;
     let tools = GuestTools::find()?;
     run_on(&kernel, &tools, cases, opts)
 }

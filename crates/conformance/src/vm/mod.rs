@@ -1,5 +1,6 @@
 //! The real side under a stock kernel booted in QEMU (`blklab conformance
-//! --kernel debian-6.1|debian-6.12`). Every selected case becomes a guest
+//! --kernel debian-6.1|debian-6.12`), or one built from Debian's source
+//! (`built-6.1-hz1000|built-6.1-hz250`: every io controller, HZ as named). Every selected case becomes a guest
 //! script (`script.rs`); all of them run in one boot under deterministic
 //! virtual time (blklab-vm: TCG with `-icount shift=0,sleep=off`, one vCPU),
 //! and each case's fio JSON is compared with the simulator exactly as a host
@@ -43,6 +44,16 @@ pub fn kernel_names() -> Vec<&'static str> {
     blklab_vm::KERNELS.iter().map(|k| k.name).collect()
 }
 
+/// The HZ the simulator runs at for kernel `name` before it is booted: a
+/// built kernel's is in its pin (and read from its config once booted), the
+/// stock kernels are HZ=250.
+pub fn sim_hz(name: &str) -> u32 {
+    blklab_vm::kernels::pin(name)
+        .ok()
+        .and_then(|p| p.build)
+        .map_or(crate::sim::DEFAULT_HZ, |b| b.hz)
+}
+
 /// The reason kernel `k` cannot run `case`, if it cannot.
 fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
     let mut syms = vec![match case.need {
@@ -79,6 +90,11 @@ pub fn run_kernel(
     mut each: impl FnMut(&CaseResult),
 ) -> Result<Vec<CaseResult>, VmFailure> {
     let switches = crate::sim::profile_switches(name).map_err(VmFailure::Failed)?;
+    let pin_hz = sim_hz(name);
+    let placeholder = |hz: u32| SimDevice {
+        hz,
+        ..SimDevice::placeholder(&switches)
+    };
     let conclude_all = |why: &dyn Fn(&Case) -> HostError, each: &mut dyn FnMut(&CaseResult)| {
         cases
             .iter()
@@ -86,7 +102,7 @@ pub fn run_kernel(
                 let r = crate::conclude(
                     c,
                     Err(why(c)),
-                    &SimDevice::placeholder(&switches),
+                    &placeholder(pin_hz),
                     RawSpeed::default(),
                     opts,
                     Vec::new(),
@@ -114,6 +130,7 @@ pub fn run_kernel(
     };
     let cache = blklab_vm::kernels::default_cache_dir().map_err(classify)?;
     let kernel = blklab_vm::ensure(name, &cache).map_err(classify)?;
+    let hz = kernel.hz().unwrap_or(pin_hz);
     let tools = blklab_vm::initramfs::GuestTools::find().map_err(classify)?;
 
     let mut specs = vec![CaseSpec {
@@ -186,10 +203,11 @@ pub fn run_kernel(
                     devno: runs.device.devno.clone(),
                     rotational,
                     switches: switches.clone(),
+                    hz,
                 };
                 (Ok(runs), dev)
             }
-            Err(e) => (Err(e), SimDevice::placeholder(&switches)),
+            Err(e) => (Err(e), placeholder(hz)),
         };
         let r = crate::conclude(
             c,
