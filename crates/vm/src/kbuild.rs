@@ -166,6 +166,7 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
         return Err(e);
     }
     let fragment = kconfig::render_fragment(spec)?;
+    sweep_stale_trees(cache_dir);
     let deb = source_deb(pin, cache_dir)?;
     let tmp = kernels::tempdir_in(cache_dir, &format!(".build-{}-", pin.name))?;
     let t0 = Instant::now();
@@ -246,12 +247,45 @@ pub fn build(pin: &KernelPin, spec: &BuildSpec, cache_dir: &Path, dir: &Path) ->
         &["vmlinuz", "config", FRAGMENT_FILE],
         &[],
     )?;
-    std::fs::rename(&stage, dir).map_err(|e| {
+    let renamed = std::fs::rename(&stage, dir).map_err(|e| {
         VmError::io(
             format!("renaming {} to {}", stage.display(), dir.display()),
             e,
         )
-    })
+    });
+    discard_in_background(tmp.keep());
+    renamed
+}
+
+/// The build trees a killed build left in the cache (`.build-*`; the cache
+/// lock is held, so none is in use), handed to [`discard_in_background`].
+fn sweep_stale_trees(cache_dir: &Path) {
+    let Ok(rd) = std::fs::read_dir(cache_dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        if e.file_name().to_string_lossy().starts_with(".build-") {
+            discard_in_background(e.path());
+        }
+    }
+}
+
+/// Delete a build tree (about 2 GB) without waiting for it: on a disk that
+/// discards freed blocks the deletion took 5 minutes here, which held up the
+/// first boot. An `rm -rf` child is left to it (it outlives this process if
+/// need be; a tree it leaves behind is swept by the next build); if it cannot
+/// be started, the tree is deleted here.
+fn discard_in_background(path: PathBuf) {
+    let spawned = Command::new("rm")
+        .arg("-rf")
+        .arg(&path)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        let _ = std::fs::remove_dir_all(&path);
+    }
 }
 
 #[cfg(test)]
