@@ -1,6 +1,6 @@
 //! The block layer (the kernel's `block/`): bios and requests, the blk-mq
 //! path, the blkcg tree, blk-throttle, the rq_qos chain (blk-iocost,
-//! blk-iotrack), I/O priorities and blk-ioprio, the I/O schedulers and the
+//! blk-iolatency, blk-wbt, blk-iotrack), I/O priorities and blk-ioprio, the I/O schedulers and the
 //! disk statistics.
 
 #[macro_use]
@@ -19,7 +19,9 @@ pub mod ioprio;
 pub mod iotrack;
 pub mod request;
 pub mod rq_qos;
+pub mod rq_wait;
 pub mod throttle;
+pub mod wbt;
 
 #[cfg(test)]
 pub(crate) mod testutil;
