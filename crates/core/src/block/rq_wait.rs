@@ -49,15 +49,21 @@ impl<T> RqWait<T> {
 
     /// The wake-up side of `rq_qos_wait` (`rq_qos_wake_function`): sleepers
     /// are woken in order; each takes a slot if its limit allows, and the
-    /// first one that cannot stays asleep, with everyone behind it.
+    /// first one that cannot stays asleep, with everyone behind it. At most
+    /// `max` are woken (1 for `wake_up`, all for `wake_up_all`).
     /// `limit` gives a sleeper's limit now; woken sleepers go to `out`.
-    pub fn wake(&mut self, mut limit: impl FnMut(&T) -> u32, out: &mut impl FnMut(T)) {
+    pub fn wake(&mut self, max: usize, mut limit: impl FnMut(&T) -> u32, out: &mut impl FnMut(T)) {
+        let mut woken = 0;
         while let Some(w) = self.waiters.front() {
+            if woken == max {
+                break;
+            }
             let l = limit(w);
             if !self.inc_below(l) {
                 break;
             }
             let w = self.waiters.pop_front().expect("front exists");
+            woken += 1;
             out(w);
         }
     }
@@ -207,7 +213,9 @@ mod tests {
         // room for one: 10 goes, 11 keeps waiting and 12 stays behind it
         // even though its own limit (5) would let it in
         let mut got = vec![];
-        w.wake(|&x| if x == 12 { 5 } else { 2 }, &mut |x| got.push(x));
+        w.wake(usize::MAX, |&x| if x == 12 { 5 } else { 2 }, &mut |x| {
+            got.push(x)
+        });
         assert_eq!(got, vec![10]);
         assert_eq!(w.waiters, [11, 12]);
         // while someone sleeps, a newcomer queues even with room

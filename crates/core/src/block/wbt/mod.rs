@@ -18,6 +18,7 @@ mod tests;
 use std::any::Any;
 
 use crate::block::bio::{Bio, BioId, Op};
+use crate::block::blk_stat::RqStat;
 use crate::block::ctx::Ctx;
 use crate::block::request::Request;
 use crate::block::rq_qos::{QosVerdict, RqQos};
@@ -25,7 +26,7 @@ use crate::block::rq_wait::{RqDepth, RqWait};
 use crate::sim::kerr::KernelError;
 use crate::sim::time::Ns;
 use limits::{acct, Moment, Opf, WbLimits, NUM_RWQ};
-use monitor::{RqStat, Verdict, WindowInputs};
+use monitor::{Verdict, WindowInputs};
 
 /// `RWB_DEF_DEPTH`: the depth at scale step 0 (capped by the queue depth).
 pub const DEF_DEPTH: u32 = 16;
@@ -304,6 +305,7 @@ impl Wbt {
     fn wake(&mut self, ctx: &Ctx, q: usize, released: &mut Vec<BioId>) {
         let (max, lim, m) = (self.depth.max_depth, self.lim, self.moment(ctx));
         self.rqw[q].wake(
+            usize::MAX,
             |s: &Sleeper| limits::get_limit(max, lim, s.opf, m),
             &mut |s| released.push(s.id),
         );

@@ -1,8 +1,8 @@
-//! blk-wbt's latency monitor: the per-window request statistics it gets
-//! from blk-stat (`struct blk_rq_stat`, block/blk-stat.c) and the verdict
-//! on a window (`latency_exceeded`, block/blk-wbt.c) and the window length
+//! blk-wbt's latency monitor: the verdict on a window of request
+//! statistics from blk-stat (`latency_exceeded`, block/blk-wbt.c) and the window length
 //! (`rwb_arm_timer`).
 
+use crate::block::blk_stat::RqStat;
 use crate::sim::time::Ns;
 
 /// `RWB_WINDOW_NSEC`: the base monitoring window.
@@ -11,40 +11,6 @@ pub const WINDOW_NS: Ns = 100_000_000;
 pub const MIN_WRITE_SAMPLES: u64 = 3;
 /// `RWB_UNKNOWN_BUMP`.
 pub const UNKNOWN_BUMP: u32 = 5;
-
-/// `struct blk_rq_stat`: min, max, mean and count of the latencies (issue
-/// to the driver to completion) of one direction in one window.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RqStat {
-    pub min_ns: u64,
-    pub max_ns: u64,
-    pub sum_ns: u64,
-    pub nr_samples: u64,
-}
-
-impl Default for RqStat {
-    fn default() -> Self {
-        RqStat {
-            min_ns: u64::MAX,
-            max_ns: 0,
-            sum_ns: 0,
-            nr_samples: 0,
-        }
-    }
-}
-
-impl RqStat {
-    /// Mirrors `blk_rq_stat_add`.
-    pub fn add(&mut self, lat_ns: u64) {
-        self.min_ns = self.min_ns.min(lat_ns);
-        self.max_ns = self.max_ns.max(lat_ns);
-        self.sum_ns = self.sum_ns.saturating_add(lat_ns);
-        self.nr_samples += 1;
-    }
-    pub fn mean_ns(&self) -> u64 {
-        self.sum_ns.checked_div(self.nr_samples).unwrap_or(0)
-    }
-}
 
 /// The verdict on a window (`LAT_OK` … `LAT_EXCEEDED`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
