@@ -58,6 +58,7 @@ fn nullb() -> DeviceConfig {
         }),
         scheduler: "none".into(),
         iosched: Vec::new(),
+        wbt: None,
     }
 }
 

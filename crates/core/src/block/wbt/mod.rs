@@ -135,11 +135,10 @@ impl Wbt {
     /// Mirrors `wbt_init` (default state and target for the device), then
     /// what set-up does to it: bfq or an enabled blk-iocost switch a
     /// default-enabled wbt off; a manual `wbt_lat_usec` write applies last.
-    /// `nr_requests` stands for `blk_queue_depth` (the model's drivers do
-    /// not set a separate queue depth for wbt).
+    /// `queue_depth` is `blk_queue_depth`.
     pub fn new(
         rotational: bool,
-        nr_requests: u32,
+        queue_depth: u32,
         write_cache: bool,
         setup: WbtSetup,
         bfq: bool,
@@ -150,7 +149,7 @@ impl Wbt {
             min_lat_ns: default_latency_ns(rotational),
             rotational,
             write_cache,
-            depth: RqDepth::new(nr_requests, DEF_DEPTH),
+            depth: RqDepth::new(queue_depth, DEF_DEPTH),
             lim: WbLimits::default(),
             unknown_cnt: 0,
             cur_win_ns: monitor::WINDOW_NS,
