@@ -107,4 +107,6 @@ pub struct DeviceResult {
     pub stat: [u64; 11],
     pub requests: u64,
     pub bios: u64,
+    /// blk-wbt's state and counters at the end, if the device has wbt.
+    pub wbt: Option<String>,
 }

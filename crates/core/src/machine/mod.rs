@@ -505,6 +505,11 @@ impl Sim {
                     stat: d.st.diskstats.stat_fields(now),
                     requests: d.st.rqs_done,
                     bios: d.st.bios_done,
+                    wbt: d.st.qos.iter().find_map(|q| {
+                        q.as_any()
+                            .downcast_ref::<crate::block::wbt::Wbt>()
+                            .map(|w| w.describe())
+                    }),
                 })
                 .collect(),
             pagecache: self.k.pc.as_ref().map(|p| p.report()),
