@@ -178,10 +178,12 @@ impl Wbt {
         matches!(self.state, EnableState::OnDefault | EnableState::OnManual)
     }
 
-    /// What `wbt_lat_usec` reads: the target in µs, 0 while wbt is off
-    /// (`queue_wb_lat_show`).
-    pub fn lat_usec_shown(&self) -> u64 {
-        if self.enabled() {
+    /// What `wbt_lat_usec` reads (`queue_wb_lat_show`): the target in µs;
+    /// 0 while wbt is off unless the switch `wbt.lat_show` is `target`
+    /// (kernels before "wbt: don't show valid wbt_lat_usec in sysfs while
+    /// wbt is disabled").
+    pub fn lat_usec_shown(&self, sw: &crate::sim::switches::Switches) -> u64 {
+        if self.enabled() || sw.is("wbt.lat_show", "target") {
             self.min_lat_ns / 1000
         } else {
             0
@@ -359,7 +361,7 @@ impl Wbt {
         format!(
             "wbt: lat={}us state={:?} step={} max_depth={} (normal {} background {}); \
              windows={} scale_down={} scale_up={} steps {}..{}; writes that waited={}",
-            self.lat_usec_shown(),
+            self.min_lat_ns / 1000,
             self.state,
             self.depth.scale_step,
             self.depth.max_depth,

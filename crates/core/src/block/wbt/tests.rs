@@ -239,12 +239,15 @@ fn write_cache_releases_sleepers_only_when_drained() {
 fn iocost_and_bfq_switch_the_default_off_but_not_a_manual_setting() {
     let off = Wbt::new(false, 64, false, WbtSetup::Default, false, true);
     assert_eq!(off.state, EnableState::OffDefault);
-    assert_eq!(off.lat_usec_shown(), 0);
+    let mut sw = Switches::default();
+    assert_eq!(off.lat_usec_shown(&sw), 0);
+    sw.set("wbt.lat_show", "target").unwrap();
+    assert_eq!(off.lat_usec_shown(&sw), 2000);
     let off = Wbt::new(true, 64, false, WbtSetup::Default, true, false);
     assert_eq!(off.state, EnableState::OffDefault);
     let mut on = Wbt::new(true, 64, false, WbtSetup::LatUsec(-1), false, true);
     assert_eq!(on.state, EnableState::OnManual);
-    assert_eq!(on.lat_usec_shown(), 75_000);
+    assert_eq!(on.lat_usec_shown(&Switches::default()), 75_000);
     on.disable_default();
     assert!(on.enabled());
     let zero = Wbt::new(false, 64, false, WbtSetup::LatUsec(0), false, false);
