@@ -66,6 +66,7 @@ impl DeviceFacts {
             model,
             scheduler: "none".into(),
             iosched: Vec::new(),
+            wbt: None,
         }
     }
 }

@@ -79,6 +79,7 @@ pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
         model,
         scheduler,
         iosched: Vec::new(),
+        wbt: None,
     })
 }
 

@@ -460,6 +460,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     &sc,
                     &out.result,
                 )));
+                text.push_str(&report::wbt_block(&out.result));
             }
             if let (Some(p), Some(s)) = (&report_path, series) {
                 let tables = vec![("Summary".to_string(), report::summary_table(&out.groups))];

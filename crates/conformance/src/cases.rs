@@ -22,6 +22,8 @@ pub enum Need {
     Bfq,
     /// blk-ioprio: cgroup v2 io.prio.class (CONFIG_BLK_CGROUP_IOPRIO).
     Ioprio,
+    /// blk-iolatency: cgroup v2 io.latency (CONFIG_BLK_CGROUP_IOLATENCY).
+    IoLatency,
 }
 
 /// The I/O scheduler of the case's device and its tunables
@@ -417,6 +419,58 @@ fn bfq_shares(jobs: u32, depth: u32) -> Case {
     }
 }
 
+// ---- blk-iolatency (issue 21) ----
+
+/// io.latency: reported, not judged until repeated runs on a kernel with
+/// CONFIG_BLK_CGROUP_IOLATENCY give the spread (the stock Debian kernels
+/// are built without it).
+const IOLATENCY_TOL: [Option<Tolerance>; 8] = [None; 8];
+
+/// The io.latency target of A in the iolatency cases (µs).
+pub const IOLATENCY_TARGET_US: u32 = 2000;
+
+/// A (4k randread QD4) beside B (4k randread QD32) on the capped disk, A
+/// protected by io.latency (`on`) or not: with the target, B's depth is
+/// halved whenever more than a tenth of A's I/Os in a window take longer
+/// than the target, so A's latency falls and B's share with it.
+fn iolatency(on: bool) -> Case {
+    let a_files = if on {
+        files(&[(
+            "io.latency",
+            &format!("{{DEV}} target={IOLATENCY_TARGET_US}"),
+        )])
+    } else {
+        vec![]
+    };
+    Case {
+        name: format!("iolatency-protect-{}", if on { "on" } else { "off" }),
+        about: format!(
+            "capped disk ({CAP_LIMIT}), A 4k randread QD4 beside B 4k randread QD32, {}",
+            if on {
+                format!("A with io.latency target={IOLATENCY_TARGET_US} us")
+            } else {
+                "no io.latency (the comparison)".to_string()
+            }
+        ),
+        need: if on { Need::IoLatency } else { Need::Throttle },
+        device: HostDevice::Capped {
+            lower_limit: CAP_LIMIT.into(),
+        },
+        scheduler: Scheduler::none(),
+        root_files: vec![],
+        groups: vec![("/A".into(), a_files), ("/B".into(), vec![])],
+        jobs: vec![
+            job("A", "/A", "--rw=randread --bs=4k --iodepth=4"),
+            job("B", "/B", "--rw=randread --bs=4k --iodepth=32"),
+        ],
+        runtime_s: 8,
+        quick_runtime_s: 5,
+        deterministic: false,
+        tolerance: IOLATENCY_TOL,
+        trace_qos: false,
+    }
+}
+
 /// Every built-in case, in run order.
 pub fn all() -> Vec<Case> {
     let mut v = vec![
@@ -462,6 +516,8 @@ pub fn all() -> Vec<Case> {
     }
     v.push(ioprio(false));
     v.push(ioprio(true));
+    v.push(iolatency(false));
+    v.push(iolatency(true));
     v
 }
 

@@ -74,6 +74,12 @@ pub fn runnable(case: &Case, env: &HostEnv) -> Result<(), String> {
             env.iocost_missing
         ));
     }
+    if case.need == Need::IoLatency && env.iocost.is_none() {
+        return Err(format!(
+            "io.latency (blk-iolatency) needs the io controller on cgroup v2 as well: {}",
+            env.iocost_missing
+        ));
+    }
     Ok(())
 }
 

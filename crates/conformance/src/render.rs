@@ -42,6 +42,7 @@ pub fn list(cases: &[Case], env: &HostEnv) -> String {
             Need::Iocost => "iocost",
             Need::Bfq => "bfq",
             Need::Ioprio => "ioprio",
+            Need::IoLatency => "iolatency",
         };
         let _ = writeln!(
             s,

@@ -29,5 +29,6 @@ pub mod syscall;
 pub mod workload;
 
 pub use machine::{
-    CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig, TimedWrite,
+    CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig,
+    TimedWrite, WbtConfig,
 };

@@ -9,6 +9,7 @@ use blklab_core::block::blk_ioprio::PrioPolicy;
 use blklab_core::block::iocost::params::{
     parse_model_body, parse_qos_body, parse_weight_line, WeightLine,
 };
+use blklab_core::block::iolatency::params::parse_io_latency;
 use blklab_core::block::iotrack::lat_thresh::parse_lat_thresh;
 use blklab_core::block::throttle::io_max::parse_io_max;
 use blklab_core::sim::kerr::{split_devno, Errno, KernelError};
@@ -75,7 +76,7 @@ pub fn check(
                 }
                 "io.cost.model" => parse_model_body(body, [0; 6], false).map(|_| ()),
                 "io.iotrack.lat_thresh" => parse_lat_thresh(line).map(|_| ()),
-                // io.latency is not simulated: only its device is checked
+                "io.latency" => parse_io_latency(line).map(|_| ()),
                 _ => Ok(()),
             }
         }

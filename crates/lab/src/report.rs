@@ -319,6 +319,20 @@ pub fn pagecache_block(rows: &[(String, f64)]) -> String {
     s
 }
 
+/// The devices' blk-wbt state at the end of the run (nothing without wbt).
+pub fn wbt_block(r: &blklab_core::RunResult) -> String {
+    let mut s = String::new();
+    for d in &r.devices {
+        if let Some(w) = &d.wbt {
+            if s.is_empty() {
+                s.push_str("\nwriteback throttling:\n");
+            }
+            let _ = writeln!(s, "  {}: {w}", d.name);
+        }
+    }
+    s
+}
+
 /// `blklab compare`: the page-cache rows under each variant.
 pub fn pagecache_compare(variants: &[(String, Vec<(String, f64)>)]) -> String {
     let mut s = String::new();

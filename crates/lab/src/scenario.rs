@@ -76,6 +76,11 @@ struct RawDevice {
     capacity: Option<Spanned<String>>,
     #[serde(default)]
     iosched: BTreeMap<String, Spanned<toml::Value>>,
+    /// /sys/block/DEV/queue/wbt_lat_usec: "default" (the kernel's boot-time
+    /// wbt) or a number written after boot; absent = no wbt.
+    wbt_lat_usec: Option<Spanned<toml::Value>>,
+    /// /sys/block/DEV/queue/write_cache ("write back" or "write through").
+    write_cache: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -374,12 +379,6 @@ impl Builder<'_> {
                     // devices' schedulers; it just has no effect.
                     self.warnings.push(format!(
                         "{}: {f} has no effect: no device of this scenario uses the bfq scheduler",
-                        self.src.at(&fname.span())
-                    ));
-                }
-                if f == "io.latency" {
-                    self.warnings.push(format!(
-                        "{}: io.latency is not simulated yet (blk-iolatency)",
                         self.src.at(&fname.span())
                     ));
                 }

@@ -112,6 +112,7 @@ fn nullb() -> DeviceConfig {
         }),
         scheduler: "none".into(),
         iosched: Vec::new(),
+        wbt: None,
     }
 }
 

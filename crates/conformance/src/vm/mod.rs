@@ -60,6 +60,7 @@ fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
         Need::Iocost => "CONFIG_BLK_CGROUP_IOCOST",
         Need::Throttle => "CONFIG_BLK_DEV_THROTTLING",
         Need::Ioprio => "CONFIG_BLK_CGROUP_IOPRIO",
+        Need::IoLatency => "CONFIG_BLK_CGROUP_IOLATENCY",
         Need::Bfq => "CONFIG_BFQ_GROUP_IOSCHED",
     }];
     match case.scheduler.name.as_str() {

@@ -56,6 +56,13 @@ pub struct BioFlags {
     pub fua: bool,
     /// REQ_RAHEAD
     pub readahead: bool,
+    /// REQ_BACKGROUND: background or periodic (kupdate) writeback.
+    pub background: bool,
+    /// REQ_IDLE: set with REQ_SYNC on O_DIRECT writes (wbt leaves those alone).
+    pub idle: bool,
+    /// BIO_QOS_THROTTLED: went through `rq_qos_throttle` (not merged), so
+    /// `rq_qos_done_bio` owes the policies a completion.
+    pub qos_throttled: bool,
     /// BIO_THROTTLED / BIO_BPS_THROTTLED: already charged by blk-throttle.
     pub throttled: bool,
     /// The submitter is blocked in the submit call until this bio gets a request
@@ -94,6 +101,9 @@ pub struct Bio {
     /// Position in the rq_qos chain this bio has passed (for a bio released by a
     /// controller, the chain resumes after it).
     pub qos_pos: u8,
+    /// blk-wbt's accounting class for the request this bio gets
+    /// (`rq->wbt_flags`, see `block::wbt::acct`); 0 = not tracked.
+    pub wbt_acct: u8,
 }
 
 /// "No bio" in a BioId field.
@@ -120,6 +130,7 @@ impl Bio {
             qos_cost: 0,
             chain_next: NO_BIO,
             qos_pos: 0,
+            wbt_acct: 0,
         }
     }
 

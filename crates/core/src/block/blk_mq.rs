@@ -254,6 +254,7 @@ pub(crate) trait BlkMq: BlkHost {
             issue_time: 0,
             fifo_time: 0,
             done_time: 0,
+            wbt_acct: bio.wbt_acct,
         };
         let rid = b.reqs.insert(rq);
         {

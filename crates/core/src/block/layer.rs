@@ -109,6 +109,18 @@ impl BlockLayer {
     }
 }
 
+impl BlockLayer {
+    /// `balance_dirty_pages` put a writer of device `dev` to sleep
+    /// (`wb->dirty_sleep`); blk-wbt reads it (`wb_recent_wait`).
+    pub(crate) fn note_dirty_sleep(&mut self, now: Ns, dev: DevId) {
+        for q in self.devs[dev as usize].st.qos.iter_mut() {
+            if let Some(w) = q.as_any_mut().downcast_mut::<crate::block::wbt::Wbt>() {
+                w.note_dirty_sleep(now);
+            }
+        }
+    }
+}
+
 /// What the block layer needs from the machine around it: its own state,
 /// the clock, and the two calls up to a bio's submitter.
 pub(crate) trait BlkHost {

@@ -34,6 +34,8 @@ pub struct Request {
     pub fifo_time: Ns,
     /// Completion time decided by the device model at issue.
     pub done_time: Ns,
+    /// `rq->wbt_flags`: blk-wbt's class for this request (from its bio).
+    pub wbt_acct: u8,
 }
 
 /// The submitting task of a request, as far as the schedulers need it: BFQ

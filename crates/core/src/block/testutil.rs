@@ -78,5 +78,6 @@ pub(crate) fn request(
         issue_time: 0,
         fifo_time: 0,
         done_time: 0,
+        wbt_acct: 0,
     }
 }

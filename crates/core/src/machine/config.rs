@@ -19,6 +19,18 @@ pub struct DeviceConfig {
     pub scheduler: String,
     /// /sys/block/DEV/queue/iosched/* writes, in order.
     pub iosched: Vec<(String, String)>,
+    /// blk-wbt on this device, None = no wbt (as with CONFIG_BLK_WBT_MQ=n;
+    /// what every scenario got before wbt was modelled).
+    pub wbt: Option<WbtConfig>,
+}
+
+/// A device's writeback throttling set-up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WbtConfig {
+    pub setup: crate::block::wbt::WbtSetup,
+    /// /sys/block/DEV/queue/write_cache is "write back" (QUEUE_FLAG_WC);
+    /// in the model only wbt's wake-up rule reads it.
+    pub write_cache: bool,
 }
 
 /// A write to a cgroup file at a simulated instant.
@@ -95,4 +107,6 @@ pub struct DeviceResult {
     pub stat: [u64; 11],
     pub requests: u64,
     pub bios: u64,
+    /// blk-wbt's state and counters at the end, if the device has wbt.
+    pub wbt: Option<String>,
 }

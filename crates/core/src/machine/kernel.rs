@@ -149,6 +149,8 @@ impl Syscalls for Kernel {
         );
         bio.flags = BioFlags {
             sync: io.sync,
+            // `dio_bio_write_op`: O_DIRECT writes carry REQ_SYNC | REQ_IDLE
+            idle: io.write && io.sync,
             submitter_waits: true,
             ..Default::default()
         };

@@ -9,7 +9,7 @@ pub(crate) mod kernel;
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;
 pub use config::{
-    DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite,
+    DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
 
 use std::collections::VecDeque;
@@ -63,8 +63,14 @@ impl Sim {
                         file: "io.max".into(),
                         msg: e.to_string(),
                     })?;
-            // The rq_qos chain in the kernel's order: blk-iocost first
-            // (RQ_QOS_COST), blk-iotrack, which only watches, last.
+            // The rq_qos chain in the kernel's order. `rq_qos_add` puts a
+            // policy at the head of the chain, so the chain runs in reverse
+            // order of set-up: blk-wbt is added when the disk is registered
+            // (last in the chain), blk-iocost when io.cost.* is first
+            // written, blk-iolatency when io.latency is first written (the
+            // model takes the root's io.cost.* to be written before the
+            // children's io.latency, so iolatency runs first). blk-iotrack,
+            // which only watches, is last.
             let mut qos: Vec<Box<dyn RqQos>> = Vec::new();
             let iocost =
                 crate::block::iocost::IoCost::new(&d.info, &cfg.cgroups, cfg.hz, &cfg.switches)
@@ -73,8 +79,32 @@ impl Sim {
                         file,
                         msg: e.to_string(),
                     })?;
+            let iocost_enabled = iocost.as_ref().is_some_and(|i| i.enabled);
+            let timed_latency = cfg.writes.iter().any(|w| w.file == "io.latency");
+            let iolatency =
+                crate::block::iolatency::IoLatency::new(&d.info, &cfg.cgroups, timed_latency)
+                    .map_err(|(cg, e)| SetupError::Cgroup {
+                        cgroup: cfg.cgroups.get(cg).path.clone(),
+                        file: "io.latency".into(),
+                        msg: e.to_string(),
+                    })?;
+            if let Some(lat) = iolatency {
+                qos.push(Box::new(lat));
+            }
             if let Some(ioc) = iocost {
                 qos.push(Box::new(ioc));
+            }
+            if let Some(w) = &d.wbt {
+                // `blk_queue_depth`: the depth a SCSI driver sets (the model's
+                // queue_depth); drivers that set none make it nr_requests
+                qos.push(Box::new(crate::block::wbt::Wbt::new(
+                    d.info.rotational,
+                    d.info.queue_depth,
+                    w.write_cache,
+                    w.setup,
+                    d.scheduler == "bfq",
+                    iocost_enabled,
+                )));
             }
             let iotrack =
                 crate::block::iotrack::IoTrack::new(&d.info, &cfg.cgroups).map_err(|(cg, e)| {
@@ -476,6 +506,11 @@ impl Sim {
                     stat: d.st.diskstats.stat_fields(now),
                     requests: d.st.rqs_done,
                     bios: d.st.bios_done,
+                    wbt: d.st.qos.iter().find_map(|q| {
+                        q.as_any()
+                            .downcast_ref::<crate::block::wbt::Wbt>()
+                            .map(|w| w.describe())
+                    }),
                 })
                 .collect(),
             pagecache: self.k.pc.as_ref().map(|p| p.report()),

@@ -263,6 +263,8 @@ pub(crate) trait Filemap: MmHost + BlkMq + super::flusher::Flusher {
             pj.wait = Some(Wait::Dirty { since: now });
             pj.stats.dirty_waits += 1;
             pc.dirty_waiters.push(j);
+            // `wb->dirty_sleep`: blk-wbt gives writeback more depth for a second
+            self.blk().note_dirty_sleep(now, dev);
             return None;
         }
         if inline {

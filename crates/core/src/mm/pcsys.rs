@@ -269,6 +269,9 @@ impl PcSys {
             sync: op == Op::Read,
             readahead,
             submitter_waits: op == Op::Write,
+            // the flusher's writeback is background or periodic (kupdate),
+            // WB_SYNC_NONE: `wbc_to_write_flags` marks it REQ_BACKGROUND
+            background: op == Op::Write,
             ..Default::default()
         };
         bio.ioprio = ioprio;

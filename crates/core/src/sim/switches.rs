@@ -75,6 +75,15 @@ pub const SWITCHES: &[SwitchDef] = &[
                (never merged): several active groups no longer force idling once 1024 requests of one \
                size were dispatched in a row over at least a second. off = every kernel.",
     },
+    SwitchDef {
+        name: "wbt.lat_show",
+        values: &["zero-when-off", "target"],
+        default: "zero-when-off",
+        help: "What /sys/block/DEV/queue/wbt_lat_usec reads while blk-wbt is disabled (by bfq, by blk-iocost \
+               or by default): 'zero-when-off' = 0 (Yu Kuai's 'wbt: don't show valid wbt_lat_usec in sysfs \
+               while wbt is disabled', after 6.1), 'target' = the target all the same (Debian's 6.1.y, checked \
+               in the QEMU harness).",
+    },
 ];
 
 /// The value of every switch for one kernel version.
@@ -105,6 +114,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.content_activity", "off"),
             ("bfq.idle_groups", "2d29c9f89fcd"),
             ("bfq.asym_request_size", "off"),
+            ("wbt.lat_show", "target"),
         ],
         notes: "blk-throttle of v5.3..v6.15 (one FIFO per direction, joint bps/iops charging, no minimum \
                 iops wait) is not modelled: throttle.wait=current is the nearest; with one limit per \
@@ -122,6 +132,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.content_activity", "off"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
                 the fix (f76581f9f1d2) reached 6.12.y stable too: the harness's 6.12.117 shows HZ/10 \
@@ -140,6 +151,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.content_activity", "off"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "Carries the blk-throttle slice fix (HZ/10 on every device); predates the 2026 \
                 blk-iocost busy_level fix.",
@@ -155,6 +167,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.content_activity", "off"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "",
     },

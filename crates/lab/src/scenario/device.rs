@@ -1,8 +1,9 @@
 //! The `[[device]]` entries of a scenario: each device checked as its
 //! driver and the block layer would set it up, and the device a job runs on.
 
+use blklab_core::block::wbt::{parse_lat_usec, WbtSetup};
 use blklab_core::drivers::{DeviceInfo, ModelSpec};
-use blklab_core::DeviceConfig;
+use blklab_core::{DeviceConfig, WbtConfig};
 
 use super::{parse_size, Builder, RawDevice, RawJob};
 use crate::limits;
@@ -134,12 +135,67 @@ impl Builder<'_> {
                 .unwrap_or(d.name.span());
             return self.err(&span, format!("device {name}: {e}"));
         }
+        let wbt = self.wbt(d, &name)?;
         Some(DeviceConfig {
             info,
             model,
             scheduler,
             iosched,
+            wbt,
         })
+    }
+
+    /// blk-wbt's set-up: `wbt_lat_usec` as sysfs takes it (queue_wb_lat_store)
+    /// or "default", and `write_cache` as queue_wc_store takes it. The outer
+    /// None is an error (reported); the inner None is a device without wbt.
+    fn wbt(&mut self, d: &RawDevice, name: &str) -> Option<Option<WbtConfig>> {
+        let write_cache = match &d.write_cache {
+            None => false,
+            Some(w) => match w.get_ref().as_str() {
+                v if v.starts_with("write back") => true,
+                v if v.starts_with("write through") || v.starts_with("none") => false,
+                v => {
+                    return self.err(
+                        &w.span(),
+                        format!(
+                            "device {name}: write_cache '{v}': expected \"write back\" or \"write through\" (EINVAL)"
+                        ),
+                    )
+                }
+            },
+        };
+        let Some(v) = &d.wbt_lat_usec else {
+            if let Some(w) = &d.write_cache {
+                self.warnings.push(format!(
+                    "{}: device {name}: write_cache has no effect without wbt_lat_usec (only blk-wbt reads it)",
+                    self.src.at(&w.span())
+                ));
+            }
+            return Some(None);
+        };
+        let setup = match v.get_ref() {
+            toml::Value::String(s) if s == "default" => WbtSetup::Default,
+            toml::Value::String(s) => match parse_lat_usec(s) {
+                Ok(n) => WbtSetup::LatUsec(n),
+                Err(e) => {
+                    return self.err(
+                        &v.span(),
+                        format!("device {name}: {e} (or \"default\" for the kernel's boot-time setting)"),
+                    )
+                }
+            },
+            toml::Value::Integer(i) => match parse_lat_usec(&i.to_string()) {
+                Ok(n) => WbtSetup::LatUsec(n),
+                Err(e) => return self.err(&v.span(), format!("device {name}: {e}")),
+            },
+            _ => {
+                return self.err(
+                    &v.span(),
+                    format!("device {name}: wbt_lat_usec: expected \"default\" or a number of µs (-1 = the default target, 0 = off)"),
+                )
+            }
+        };
+        Some(Some(WbtConfig { setup, write_cache }))
     }
 
     /// The device index of a job: its `device`, or the only device. None

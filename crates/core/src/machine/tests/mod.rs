@@ -32,6 +32,7 @@ pub(crate) fn nullb_dev(completion_nsec: u64, depth: u32) -> DeviceConfig {
         }),
         scheduler: "none".into(),
         iosched: Vec::new(),
+        wbt: None,
     }
 }
 

@@ -123,6 +123,7 @@ impl H {
             qos_cost: 0,
             chain_next: crate::block::bio::NO_BIO,
             qos_pos: 0,
+            wbt_acct: 0,
         };
         (id, b)
     }

@@ -147,6 +147,7 @@ impl Sim {
             issue_time: bio.t_issue,
             fifo_time: 0,
             done_time: self.now,
+            wbt_acct: 0,
         };
         let mut rel = Vec::new();
         let (ioc, mut ctx) = self.parts();
