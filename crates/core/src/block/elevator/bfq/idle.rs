@@ -110,13 +110,16 @@ impl Bfq {
         };
         self.queues[q as usize].wait_request = false;
         let reason = if self.budget_timeout(q) {
-            Reason::BudgetTimeout
+            Some(Reason::BudgetTimeout)
         } else if self.queues[q as usize].queued() == 0 {
-            Reason::TooIdle
+            Some(Reason::TooIdle)
         } else {
-            return;
+            None
         };
-        self.expire(q, true, reason);
+        if let Some(reason) = reason {
+            self.expire(q, true, reason);
+        }
+        self.schedule_dispatch();
     }
 
     /// `bfq_rq_enqueued`: a request arrived for the queue in service while

@@ -1,6 +1,7 @@
 //! Unit tests of the bfq model: a harness that inserts, dispatches and
 //! completes requests by hand, at times the test chooses.
 
+mod inject;
 mod sched;
 mod service;
 mod wf2q_order;
