@@ -3,18 +3,10 @@
 //! `bfq_completed_request`'s early return, blk-mq's 3 ms re-run).
 
 use super::*;
-use crate::block::testutil::tree_with;
 use crate::sim::time::NSEC_PER_MSEC;
 
 fn two_groups() -> (H, CgId, CgId) {
-    let t = tree_with(&[
-        ("/test1", "io.bfq.weight", "default 800"),
-        ("/test2", "io.bfq.weight", "default 100"),
-    ]);
-    let (a, b) = (t.find("/test1").unwrap(), t.find("/test2").unwrap());
-    let mut h = H::new(t);
-    h.tune("low_latency", "0");
-    h.tune(LOCK_HOLD_PARAM, "0");
+    let (mut h, a, b) = H::seed004_groups();
     // a queueing ssd: idling is for fairness only, so injection is allowed
     // (`idling_boosts_thr_without_issues` is false)
     h.bfq.hw_tag = 1;
@@ -24,6 +16,27 @@ fn two_groups() -> (H, CgId, CgId) {
 fn queue_of(h: &H, job: u32, cg: CgId) -> u32 {
     let g = h.bfq.group_of_cg[&cg];
     h.bfq.queue_of[&QueueKey::Sync(Submitter::Job(job), g)]
+}
+
+/// test1's only request completes and bfq idles for it with an inject
+/// limit of 1; test2 then submits two requests: the first is injected at
+/// its insertion, the second waits (one request in the drive). Returns
+/// test1's queue and test2's two requests.
+fn inject_one_of_two(h: &mut H, a: CgId, b: CgId) -> (u32, ReqId, ReqId) {
+    let ra = h.read(0, a);
+    assert_eq!(h.disp(), Some(ra));
+    h.advance_us(10);
+    let qa = queue_of(h, 0, a);
+    h.bfq.queues[qa as usize].inject_limit = 1;
+    h.done(ra);
+    assert!(h.bfq.queues[qa as usize].wait_request);
+    // nothing in the drive: test2's insertion runs the queue
+    h.advance_us(5);
+    let rb = h.read(1, b);
+    assert_eq!(h.disp(), Some(rb), "injected at its insertion");
+    let rb2 = h.read(1, b);
+    assert_eq!(h.disp(), None, "limit 1 reached: one request in the drive");
+    (qa, rb, rb2)
 }
 
 #[test]
@@ -61,20 +74,7 @@ fn no_injection_at_the_completion_that_starts_idling_but_at_the_3ms_rerun() {
 #[test]
 fn an_insertion_runs_the_queue_and_may_inject() {
     let (mut h, a, b) = two_groups();
-    let ra = h.read(0, a);
-    assert_eq!(h.disp(), Some(ra));
-    h.advance_us(10);
-    let qa = queue_of(&h, 0, a);
-    h.bfq.queues[qa as usize].inject_limit = 1;
-    h.done(ra);
-    assert!(h.bfq.queues[qa as usize].wait_request);
-    // test2's request arrives while A idles with nothing in the drive:
-    // its insertion runs the queue, and one request (the limit) goes in
-    h.advance_us(5);
-    let rb = h.read(1, b);
-    assert_eq!(h.disp(), Some(rb));
-    let rb2 = h.read(1, b);
-    assert_eq!(h.disp(), None, "limit 1 reached: one request in the drive");
+    let (qa, _, rb2) = inject_one_of_two(&mut h, a, b);
     // the limit is compared with what is in the drive, whoever's it is
     h.bfq.queues[qa as usize].inject_limit = 2;
     h.read(1, b);
@@ -84,17 +84,7 @@ fn an_insertion_runs_the_queue_and_may_inject() {
 #[test]
 fn a_completion_that_leaves_the_drive_empty_runs_the_queue() {
     let (mut h, a, b) = two_groups();
-    let ra = h.read(0, a);
-    assert_eq!(h.disp(), Some(ra));
-    h.advance_us(10);
-    let qa = queue_of(&h, 0, a);
-    h.bfq.queues[qa as usize].inject_limit = 1;
-    h.done(ra);
-    h.advance_us(5);
-    let rb = h.read(1, b);
-    assert_eq!(h.disp(), Some(rb), "injected at its insertion");
-    let rb2 = h.read(1, b);
-    assert_eq!(h.disp(), None);
+    let (_, rb, rb2) = inject_one_of_two(&mut h, a, b);
     // the injected request completes, nothing is left in the drive and
     // requests are queued: bfq_completed_request ends with
     // bfq_schedule_dispatch, and the next one is injected
