@@ -21,8 +21,9 @@
 //!   request while the scheduler has work (`bfq_has_work`: requests queued)
 //!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms) later, through
 //!   `blk_mq_delay_run_hw_queues`, which leaves an already pending delayed
-//!   run where it is (David Jeffery's 2021 "blk-mq: Avoid that hctx gets
-//!   stalled when re-delaying", in every kernel profile here);
+//!   run where it is (David Jeffery's January 2022 "blk-mq: avoid extending
+//!   delays of active hctx from blk_mq_delay_run_hw_queues", before v6.1,
+//!   so in every kernel profile here);
 //! - a completion while the device was full (`blk_mq_sched_restart`).
 //!
 //! So while the queue in service idles, another group's queued request is
