@@ -378,8 +378,8 @@ fn ioprio(by_cgroup: bool) -> Case {
 /// (53-88 %), and in the 6.12 VM the real kernel keeps 88-90 % because an
 /// injected request delays the in-service queue's next one through the
 /// shared CPU, so `bfq_update_inject_limit` holds the limit at 0-1 — the
-/// simulator has no CPU contention and its device never slows the in-service request,
-/// so the limit grows and /B gets half. A judged split needs that CPU
+/// simulator has no CPU contention and its device never slows the
+/// in-service request, so the limit grows and /B gets half. A judged split needs that CPU
 /// model, and a per-kernel tolerance (4j-qd8 agrees on the host and 6.1,
 /// not on 6.12).
 const BFQ_TOL: [Option<Tolerance>; 8] = [None; 8];
