@@ -110,13 +110,16 @@ impl Bfq {
         };
         self.queues[q as usize].wait_request = false;
         let reason = if self.budget_timeout(q) {
-            Reason::BudgetTimeout
+            Some(Reason::BudgetTimeout)
         } else if self.queues[q as usize].queued() == 0 {
-            Reason::TooIdle
+            Some(Reason::TooIdle)
         } else {
-            return;
+            None
         };
-        self.expire(q, true, reason);
+        if let Some(reason) = reason {
+            self.expire(q, true, reason);
+        }
+        self.schedule_dispatch();
     }
 
     /// `bfq_rq_enqueued`: a request arrived for the queue in service while
@@ -154,11 +157,14 @@ impl Bfq {
                 q.wait_request,
             )
         };
+        // The kernel adds `bfq_slice_idle`, which is in ns, to a jiffies
+        // value: the limit is raised only after slice_idle_ns *jiffies* of
+        // idling (hours), i.e. in practice never, since the idle timer
+        // ends the idling after slice_idle. Mirrored as written.
         if limit == 0
             && serv0
             && waiting
-            && self.jiffies()
-                >= self.last_idling_start_jiffies + self.hz.nsecs_to_jiffies(self.t.slice_idle_ns)
+            && self.jiffies() >= self.last_idling_start_jiffies + self.t.slice_idle_ns
         {
             limit = 1;
         }
@@ -205,6 +211,7 @@ impl Bfq {
             qq.last_serv_time_ns = 0;
             qq.inject_limit = if qq.has_short_ttime { 0 } else { 1 };
             qq.decrease_time_jif = j;
+            self.waited_rq = None;
         }
         let decr = self.queues[q as usize].decrease_time_jif;
         if self.in_service == Some(q)

@@ -24,6 +24,7 @@ mod group;
 mod idle;
 mod peak_rate;
 mod queue;
+mod run;
 #[cfg(test)]
 mod tests;
 mod tunables;
@@ -118,6 +119,8 @@ pub struct Bfq {
     sw_groups_2018: bool,
     /// Switch `bfq.asym_request_size` = on.
     sw_req_size: bool,
+    /// The hardware-queue run under way and the delayed re-run ([`run`]).
+    run: run::QueueRun,
 }
 
 impl Bfq {
@@ -168,6 +171,7 @@ impl Bfq {
             same_size: budget::SameSize::default(),
             sw_groups_2018: false,
             sw_req_size: false,
+            run: run::QueueRun::default(),
         };
         b.group_of_cg.insert(crate::block::blk_cgroup::ROOT, 0);
         b
@@ -556,18 +560,23 @@ impl Bfq {
         if qq.dispatched == 0 && !qq.busy {
             self.pending_remove(q);
         }
-        if self.in_service != Some(q) {
-            return;
-        }
-        let empty = self.queues[q as usize].queued() == 0;
-        if self.must_idle(q) {
-            if self.queues[q as usize].dispatched == 0 {
-                self.arm_slice_timer(q);
+        if self.in_service == Some(q) {
+            let empty = self.queues[q as usize].queued() == 0;
+            if self.must_idle(q) {
+                if self.queues[q as usize].dispatched == 0 {
+                    self.arm_slice_timer(q);
+                }
+                // idling: the kernel returns here, without a queue run
+                return;
+            } else if self.may_expire_for_budg_timeout(q) {
+                self.expire(q, false, Reason::BudgetTimeout);
+            } else if empty && (self.queues[q as usize].dispatched == 0 || !self.better_to_idle(q))
+            {
+                self.expire(q, false, Reason::NoMoreRequests);
             }
-        } else if self.may_expire_for_budg_timeout(q) {
-            self.expire(q, false, Reason::BudgetTimeout);
-        } else if empty && (self.queues[q as usize].dispatched == 0 || !self.better_to_idle(q)) {
-            self.expire(q, false, Reason::NoMoreRequests);
+        }
+        if self.tot_rq_in_driver == 0 {
+            self.schedule_dispatch();
         }
     }
 
@@ -601,6 +610,7 @@ impl Elevator for Bfq {
         let r = reqs.get(rq).clone();
         let q = self.get_queue(&r, g);
         self.add_request(reqs, rq, q);
+        self.run_hw_queue();
         debug_assert!(op != Op::Flush || self.held > 0);
     }
 
@@ -608,10 +618,17 @@ impl Elevator for Bfq {
     fn dispatch(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>) -> Option<ReqId> {
         self.sync_ctx(ctx);
         self.run_timers();
+        if !self.may_run() {
+            return None;
+        }
         if self.now < self.lock_free_at {
             return None;
         }
-        let rq = self.dispatch_one(reqs)?;
+        let Some(rq) = self.dispatch_one(reqs) else {
+            self.run_ended_empty();
+            return None;
+        };
+        self.run_dispatched();
         self.lock_free_at = self.now + self.t.lock_hold_ns;
         Some(rq)
     }
@@ -631,14 +648,16 @@ impl Elevator for Bfq {
         self.held
     }
 
-    /// The idle-slice timer, and the moment the lock frees if requests wait.
+    /// The idle-slice timer, the delayed queue re-run, and the moment the
+    /// lock frees if requests wait (and a run is under way).
     fn next_run(&self) -> Option<Ns> {
-        let lock = (self.held > 0 && self.lock_free_at > self.now).then_some(self.lock_free_at);
-        let timer = self.idle_timer.filter(|&t| t > self.now);
-        match (lock, timer) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let lock = (self.held > 0 && self.run.pending && self.lock_free_at > self.now)
+            .then_some(self.lock_free_at);
+        [lock, self.idle_timer, self.delayed_run()]
+            .into_iter()
+            .flatten()
+            .filter(|&t| t > self.now)
+            .min()
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {

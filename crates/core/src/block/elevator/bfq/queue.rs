@@ -18,9 +18,10 @@ pub const WEIGHT_CONVERSION_COEFF: u32 = 10;
 const BE_NR: u32 = 8;
 /// `BFQQ_SEEK_THR`: sectors of distance beyond which a request is a seek.
 pub const SEEK_THR: u64 = 8 * 100;
-/// `BFQQ_SECT_THR_NONROT`: on non-rotational devices only requests smaller
-/// than this are seeky.
-pub const SECT_THR_NONROT: u64 = 8;
+/// `BFQQ_SECT_THR_NONROT` (2 * 32 sectors): on non-rotational devices only
+/// requests smaller than this are seeky (4 KiB random reads are), and
+/// injection allows one request of this size or more in the drive.
+pub const SECT_THR_NONROT: u64 = 2 * 32;
 /// `BFQQ_SEEKY`: more than 19 of the last 32 requests were seeks.
 const SEEKY_THRESHOLD: u32 = 19;
 

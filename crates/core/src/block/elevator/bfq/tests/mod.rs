@@ -1,6 +1,7 @@
 //! Unit tests of the bfq model: a harness that inserts, dispatches and
 //! completes requests by hand, at times the test chooses.
 
+mod inject;
 mod sched;
 mod service;
 mod wf2q_order;
@@ -55,6 +56,19 @@ impl H {
             next_bio: 0,
             pos: 0,
         }
+    }
+    /// Seed 004's groups, /test1 and /test2 weighted 800:100, with
+    /// low_latency off and no lock time; returns their cgroups.
+    pub fn seed004_groups() -> (H, CgId, CgId) {
+        let t = crate::block::testutil::tree_with(&[
+            ("/test1", "io.bfq.weight", "default 800"),
+            ("/test2", "io.bfq.weight", "default 100"),
+        ]);
+        let (a, b) = (t.find("/test1").unwrap(), t.find("/test2").unwrap());
+        let mut h = H::new(t);
+        h.tune("low_latency", "0");
+        h.tune(LOCK_HOLD_PARAM, "0");
+        (h, a, b)
     }
     pub fn tune(&mut self, name: &str, v: &str) {
         self.bfq.set_tunable(name, v).unwrap();

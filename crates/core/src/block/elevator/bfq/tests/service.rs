@@ -6,14 +6,7 @@ use crate::block::testutil::tree_with;
 
 #[test]
 fn weights_800_100_give_eight_ninths_with_one_job_each() {
-    let t = tree_with(&[
-        ("/test1", "io.bfq.weight", "default 800"),
-        ("/test2", "io.bfq.weight", "default 100"),
-    ]);
-    let (a, b) = (t.find("/test1").unwrap(), t.find("/test2").unwrap());
-    let mut h = H::new(t);
-    h.tune("low_latency", "0");
-    h.tune(LOCK_HOLD_PARAM, "0");
+    let (mut h, a, b) = H::seed004_groups();
     let done = h.closed_loop(&[(0, a), (1, b)], 8, 50, 200_000);
     let (x, y) = (done[&a] as f64, done[&b] as f64);
     let share = x / (x + y);

@@ -1,0 +1,99 @@
+//! When the kernel asks bfq for a request: the hardware-queue runs that
+//! reach `bfq_dispatch_request` (block/blk-mq.c, block/blk-mq-sched.c,
+//! block/bfq-iosched.c).
+//!
+//! The simulator's blk-mq offers the scheduler a dispatch after every
+//! insertion, every completion and every timer the scheduler asked for.
+//! For most schedulers that is what the kernel does in effect (a request
+//! that could go out went out at its insertion; a full device restarts the
+//! queue on completion, `blk_mq_sched_restart`). bfq is different: it
+//! returns no request while it idles for the queue in service, and what it
+//! does on the next call — inject another queue's request — depends on
+//! *when* that call comes. In the kernel the calls come from:
+//!
+//! - an insertion (`blk_mq_run_hw_queue` after `bfq_insert_requests`);
+//! - `bfq_schedule_dispatch` (requests queued): at the end of
+//!   `bfq_completed_request` when nothing is left in the drive — but not
+//!   when the completed request's queue is in service and must idle, which
+//!   returns before that line — and after the idle-slice timer
+//!   (`bfq_idle_slice_timer`);
+//! - the delayed re-run of `__blk_mq_do_dispatch_sched`: a pass that got no
+//!   request while the scheduler has work (`bfq_has_work`: requests queued)
+//!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms) later, through
+//!   `blk_mq_delay_run_hw_queues`, which leaves an already pending delayed
+//!   run where it is (David Jeffery's January 2022 "blk-mq: avoid extending
+//!   delays of active hctx from blk_mq_delay_run_hw_queues", before v6.1,
+//!   so in every kernel profile here);
+//! - a completion while the device was full (`blk_mq_sched_restart`).
+//!
+//! So while the queue in service idles, another group's queued request is
+//! injected at the next insertion or at the 3 ms re-run, not at every
+//! completion. [`Bfq::may_run`] keeps a dispatch offered at any other moment
+//! from reaching bfq; the simulator's blk-mq is unchanged.
+
+use super::*;
+
+/// `BLK_MQ_BUDGET_DELAY`, in ms.
+const BUDGET_DELAY_MS: u64 = 3;
+
+/// Whether a hardware-queue run is under way, and the delayed re-run.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct QueueRun {
+    /// A run was started by an event that runs the queue in the kernel,
+    /// and has not ended (bfq has not yet returned "no request").
+    pub pending: bool,
+    /// When the delayed re-run (`hctx->run_work`) fires, if armed.
+    pub delayed_at: Option<Ns>,
+}
+
+impl Bfq {
+    /// A hardware-queue run starts (`blk_mq_run_hw_queue` after an
+    /// insertion).
+    pub(super) fn run_hw_queue(&mut self) {
+        self.run.pending = true;
+    }
+
+    /// `bfq_schedule_dispatch`: run the queue if requests are queued.
+    pub(super) fn schedule_dispatch(&mut self) {
+        if self.held > 0 {
+            self.run.pending = true;
+        }
+    }
+
+    /// Whether the dispatch offered now is one the kernel makes: a run is
+    /// under way, or the delayed re-run is due (it then starts a run).
+    pub(super) fn may_run(&mut self) -> bool {
+        if let Some(t) = self.run.delayed_at {
+            if self.now >= t {
+                self.run.delayed_at = None;
+                self.run.pending = true;
+            }
+        }
+        self.run.pending
+    }
+
+    /// The run dispatched a request: it goes on while requests are queued
+    /// (`bfq_has_work`), and ends without a re-run otherwise.
+    pub(super) fn run_dispatched(&mut self) {
+        if self.held == 0 {
+            self.run.pending = false;
+        }
+    }
+
+    /// `__blk_mq_do_dispatch_sched` got no request: the run ends; if bfq
+    /// still holds requests, re-run the queue `BLK_MQ_BUDGET_DELAY` later
+    /// unless a re-run is already pending (`blk_mq_delay_run_hw_queues`).
+    /// The delayed work fires on a jiffy (`msecs_to_jiffies`).
+    pub(super) fn run_ended_empty(&mut self) {
+        self.run.pending = false;
+        if self.held > 0 && self.run.delayed_at.is_none() {
+            let j = self.jiffies() + self.hz.msecs_to_jiffies(BUDGET_DELAY_MS);
+            self.run.delayed_at = Some(self.hz.jiffy_start(j));
+        }
+    }
+
+    /// The delayed re-run, for `next_run`.
+    pub(super) fn delayed_run(&self) -> Option<Ns> {
+        self.run.delayed_at
+    }
+}

@@ -1,0 +1,143 @@
+//! Injection while the queue in service idles, and the queue runs that
+//! let it happen (`bfq_choose_bfqq_for_injection`, `bfq_update_inject_limit`,
+//! `bfq_completed_request`'s early return, blk-mq's 3 ms re-run).
+
+use super::*;
+use crate::sim::time::NSEC_PER_MSEC;
+
+fn two_groups() -> (H, CgId, CgId) {
+    let (mut h, a, b) = H::seed004_groups();
+    // a queueing ssd: idling is for fairness only, so injection is allowed
+    // (`idling_boosts_thr_without_issues` is false)
+    h.bfq.hw_tag = 1;
+    (h, a, b)
+}
+
+fn queue_of(h: &H, job: u32, cg: CgId) -> u32 {
+    let g = h.bfq.group_of_cg[&cg];
+    h.bfq.queue_of[&QueueKey::Sync(Submitter::Job(job), g)]
+}
+
+/// test1's only request completes and bfq idles for it with an inject
+/// limit of 1; test2 then submits two requests: the first is injected at
+/// its insertion, the second waits (one request in the drive). Returns
+/// test1's queue and test2's two requests.
+fn inject_one_of_two(h: &mut H, a: CgId, b: CgId) -> (u32, ReqId, ReqId) {
+    let ra = h.read(0, a);
+    assert_eq!(h.disp(), Some(ra));
+    h.advance_us(10);
+    let qa = queue_of(h, 0, a);
+    h.bfq.queues[qa as usize].inject_limit = 1;
+    h.done(ra);
+    assert!(h.bfq.queues[qa as usize].wait_request);
+    // nothing in the drive: test2's insertion runs the queue
+    h.advance_us(5);
+    let rb = h.read(1, b);
+    assert_eq!(h.disp(), Some(rb), "injected at its insertion");
+    let rb2 = h.read(1, b);
+    assert_eq!(h.disp(), None, "limit 1 reached: one request in the drive");
+    (qa, rb, rb2)
+}
+
+#[test]
+fn no_injection_at_the_completion_that_starts_idling_but_at_the_3ms_rerun() {
+    let (mut h, a, b) = two_groups();
+    let ra = h.read(0, a);
+    let rb = h.read(1, b);
+    assert_eq!(h.disp(), Some(ra));
+    // the run goes on (test2's request is queued) and finds nothing to
+    // dispatch: A's queue is empty with a request in flight, and its
+    // inject limit is 0 (short think time, no base service time yet)
+    assert_eq!(h.disp(), None);
+    let qa = queue_of(&h, 0, a);
+    assert_eq!(h.bfq.queues[qa as usize].inject_limit, 0);
+    // ... so blk-mq re-runs the queue BLK_MQ_BUDGET_DELAY later, on a jiffy
+    assert_eq!(h.bfq.run.delayed_at, Some(3 * NSEC_PER_MSEC));
+    // A's request completes; bfq idles for A
+    h.advance_us(10);
+    let qb = queue_of(&h, 1, b);
+    h.bfq.queues[qa as usize].inject_limit = 1;
+    h.done(ra);
+    assert!(h.bfq.queues[qa as usize].wait_request);
+    // the kernel does not run the queue on this completion
+    // (bfq_completed_request returns before bfq_schedule_dispatch), so
+    // test2's request is not injected now although the limit allows it
+    assert_eq!(h.disp(), None);
+    assert_eq!(h.bfq.queues[qb as usize].dispatched, 0);
+    // at the delayed re-run it is
+    h.now = 3 * NSEC_PER_MSEC;
+    assert_eq!(h.disp(), Some(rb));
+    assert!(h.bfq.rqs_injected);
+    assert_eq!(h.bfq.in_service, Some(qa), "A stays in service");
+}
+
+#[test]
+fn an_insertion_runs_the_queue_and_may_inject() {
+    let (mut h, a, b) = two_groups();
+    let (qa, _, rb2) = inject_one_of_two(&mut h, a, b);
+    // the limit is compared with what is in the drive, whoever's it is
+    h.bfq.queues[qa as usize].inject_limit = 2;
+    h.read(1, b);
+    assert_eq!(h.disp(), Some(rb2));
+}
+
+#[test]
+fn a_completion_that_leaves_the_drive_empty_runs_the_queue() {
+    let (mut h, a, b) = two_groups();
+    let (_, rb, rb2) = inject_one_of_two(&mut h, a, b);
+    // the injected request completes, nothing is left in the drive and
+    // requests are queued: bfq_completed_request ends with
+    // bfq_schedule_dispatch, and the next one is injected
+    h.advance_us(10);
+    h.done(rb);
+    assert_eq!(h.disp(), Some(rb2));
+}
+
+#[test]
+fn the_inject_limit_follows_the_service_time_of_first_requests() {
+    let (mut h, a, _) = two_groups();
+    // past the 10 ms that sampling waits after a limit decrease
+    h.now = 20 * NSEC_PER_MSEC;
+    let ra = h.read(0, a);
+    let qa = queue_of(&h, 0, a);
+    let q = |h: &H| {
+        let qq = &h.bfq.queues[qa as usize];
+        (qq.inject_limit, qq.last_serv_time_ns)
+    };
+    assert_eq!(h.disp(), Some(ra));
+    h.advance_us(10);
+    h.done(ra);
+    assert!(
+        h.bfq.queues[qa as usize].wait_request,
+        "the only busy queue idles"
+    );
+    // a first request: A in service, empty, nothing in the drive: its
+    // total service time will be the base value
+    h.advance_us(20);
+    let r = h.read(0, a);
+    assert!(h.bfq.wait_dispatch);
+    assert_eq!(h.disp(), Some(r));
+    assert_eq!(h.bfq.waited_rq, Some(r));
+    h.advance_us(40);
+    h.done(r);
+    assert_eq!(q(&h), (1, 40_000), "base 40 us, injection allowed");
+    // a later first request with injected I/O in the drive, served within
+    // 1.5x the base: the limit goes up
+    h.bfq.rqs_injected = true;
+    h.bfq.max_rq_in_driver = 4;
+    h.bfq.last_empty_occupied_ns = h.now;
+    h.bfq.waited_rq = Some(999);
+    h.advance_us(50);
+    h.bfq.now = h.now;
+    h.bfq.update_inject_limit(qa);
+    assert_eq!(q(&h), (2, 40_000));
+    // one slowed to 1.5x or more: down, and the decrease time is noted
+    h.bfq.rqs_injected = true;
+    h.bfq.last_empty_occupied_ns = h.now;
+    h.advance_us(60);
+    h.bfq.now = h.now;
+    h.bfq.update_inject_limit(qa);
+    assert_eq!(q(&h), (1, 40_000));
+    assert_eq!(h.bfq.queues[qa as usize].decrease_time_jif, h.bfq.jiffies());
+    assert!(!h.bfq.rqs_injected && h.bfq.waited_rq.is_none());
+}
