@@ -64,7 +64,8 @@ pub struct Fit {
     pub cloud: Option<CloudSpec>,
     /// The model the `[[device]]` block uses.
     pub chosen: ModelKind,
-    /// The simulator's CPU costs: `submit_ns` = fio's slat at QD1.
+    /// The simulator's CPU costs: `submit_ns` = the smaller of fio's mean
+    /// slat at QD1 and at QD64.
     pub cpu: CpuCosts,
     /// How each number was obtained, for the report.
     pub notes: Vec<String>,

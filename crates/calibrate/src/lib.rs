@@ -243,7 +243,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     let block = render::device_block(&facts, &f, f.chosen);
     let line = f.io_cost_model(&devno);
     report.push_str(&format!(
-        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat at QD1 here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
+        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
         tpath.display(),
         if o.quick { " --quick" } else { "" },
         match f.chosen {
