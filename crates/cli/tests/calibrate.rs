@@ -422,7 +422,10 @@ fn a_target_that_disappears_is_an_error_and_nothing_is_left_behind() {
         err.contains("was removed") && err.contains("fio run"),
         "{err}"
     );
-    assert!(stop_s < 10.0, "took {stop_s:.1} s to stop");
+    // about 6 s on a quiet host (4 s before the removal); a loaded one took
+    // 10.1. What this guards against is a run that does not stop (one hung
+    // for 16 minutes on a vanished device), not a slow machine.
+    assert!(stop_s < 60.0, "took {stop_s:.1} s to stop");
     assert!(loops_over(&f).is_empty(), "{:?}", loops_over(&f));
     assert!(dir.entries().is_empty(), "{:?}", dir.entries());
 
