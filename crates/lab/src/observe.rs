@@ -64,14 +64,19 @@ pub fn run(
     let mut sim = runner::prepare_with(sc, cfg, Tracer::with_probe(trace, probe))?;
     let iot_iv = obs.iotrack.map(|o| o.interval_ms.saturating_mul(1_000_000));
     let ts_iv = session.as_ref().and_then(|s| s.interval_ns());
+    // one reading of blk-iotrack per stop serves the tool and the series
     let devs = iotrack_run::monitored_devices(sc);
     let cgs = iotrack_run::monitored_cgroups(sc);
+    let read = |sim: &Sim, t: u64| iotrack_run::take(sim, &devs, &cgs, t);
     let mut ticks = Vec::new();
-    if iot_iv.is_some() {
-        ticks.push(iotrack_run::take(&sim, &devs, &cgs, 0));
-    }
-    if let (Some(s), Some(_)) = (&session, ts_iv) {
-        s.tick(&sim, 0);
+    if iot_iv.is_some() || ts_iv.is_some() {
+        let start = read(&sim, 0);
+        if let (Some(s), Some(_)) = (&session, ts_iv) {
+            s.tick(0, start.samples.clone());
+        }
+        if iot_iv.is_some() {
+            ticks.push(start);
+        }
     }
     let (mut next_iot, mut next_ts) = (iot_iv, ts_iv);
     while let Some(t) = [next_iot, next_ts].into_iter().flatten().min() {
@@ -79,19 +84,24 @@ pub fn run(
         // job sleeping past it cannot jump the clock over it
         sim.observe_at(t);
         let more = sim.run_until(t);
+        // the tool reads at its tick even when the run ended before it (its
+        // last block then covers the end of the run); the series' last
+        // interval ends with the run (`Session::finish`)
+        let tool = next_iot == Some(t);
+        let series = next_ts == Some(t) && more;
+        if tool || series {
+            let tick = read(&sim, t);
+            if let (true, Some(s)) = (series, &session) {
+                s.tick(t, tick.samples.clone());
+            }
+            if tool {
+                ticks.push(tick);
+            }
+        }
         if next_iot == Some(t) {
-            // the tool reads at its tick even when the run ended before it
-            // (its last block then covers the end of the run)
-            ticks.push(iotrack_run::take(&sim, &devs, &cgs, t));
             next_iot = iot_iv.map(|iv| next_after(t, iv));
         }
         if next_ts == Some(t) {
-            // the series' last interval ends with the run (`Session::finish`)
-            if more {
-                if let Some(s) = &session {
-                    s.tick(&sim, t);
-                }
-            }
             next_ts = ts_iv.map(|iv| next_after(t, iv));
         }
         if !more {
@@ -100,7 +110,15 @@ pub fn run(
     }
     let result = sim.run();
     let series = match session {
-        Some(s) => s.finish(sc, &sim, &result)?,
+        Some(s) => {
+            let end = sim.now();
+            // the last reading only for the tables (fio logs need none)
+            let last = match ts_iv {
+                Some(_) => read(&sim, end).samples,
+                None => Vec::new(),
+            };
+            s.finish(sc, end, last, &result)?
+        }
         None => None,
     };
     let iotrack = obs.iotrack.map(|opts| IotrackReport {

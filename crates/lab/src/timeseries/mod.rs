@@ -18,11 +18,9 @@ use std::path::PathBuf;
 use std::rc::Rc;
 
 use anyhow::Result;
-use blklab_core::block::bio::DevId;
-use blklab_core::block::blk_cgroup::CgId;
 use blklab_core::block::iotrack::report::Sample;
 use blklab_core::sim::probe::{Probe, ProbeSink};
-use blklab_core::{RunResult, Sim, SimConfig};
+use blklab_core::{RunResult, SimConfig};
 
 pub use csv_dir::CsvDir;
 pub use memory::{Series, Table};
@@ -30,7 +28,6 @@ pub use recorder::Recorder;
 pub use tables::{ColumnSpec, TableSpec, TABLES};
 
 use crate::fio_logs::{self, FioLogs};
-use crate::iotrack_run;
 use crate::scenario::Scenario;
 
 /// One value of a row.
@@ -123,9 +120,6 @@ pub struct Session {
     rec: Option<Rc<RefCell<Recorder>>>,
     memory: Option<Rc<RefCell<Series>>>,
     logs: Option<Rc<RefCell<FioLogs>>>,
-    /// The iotrack tool's devices and cgroups (`crate::iotrack_run`).
-    devs: Vec<DevId>,
-    cgs: Vec<CgId>,
 }
 
 impl Session {
@@ -167,8 +161,6 @@ impl Session {
             rec,
             memory,
             logs,
-            devs: iotrack_run::monitored_devices(sc),
-            cgs: iotrack_run::monitored_cgroups(sc),
         };
         Ok((session, probe))
     }
@@ -179,27 +171,26 @@ impl Session {
         self.rec.is_some().then_some(self.interval_ns)
     }
 
-    fn iotrack_samples(&self, sim: &Sim) -> Vec<Sample> {
-        self.devs
-            .iter()
-            .map(|&d| sim.iotrack_sample(d, &self.cgs))
-            .collect()
-    }
-
-    /// The run stands at `t` (0, or the end of an interval).
-    pub fn tick(&self, sim: &Sim, t: u64) {
+    /// The run stands at `t` (0, or the end of an interval), where the
+    /// iotrack tool's reading (`iotrack_run::take`) is `iotrack`.
+    pub fn tick(&self, t: u64, iotrack: Vec<Sample>) {
         if let Some(r) = &self.rec {
-            r.borrow_mut().iotrack_tick(t, self.iotrack_samples(sim));
+            r.borrow_mut().iotrack_tick(t, iotrack);
         }
     }
 
-    /// The run is over: the last interval, the CDF, the fio logs. The CSV
-    /// files are complete when this returns Ok.
-    pub fn finish(self, sc: &Scenario, sim: &Sim, result: &RunResult) -> Result<Option<Series>> {
-        let end = sim.now();
+    /// The run is over at `end_ns` with the iotrack reading `iotrack`: the
+    /// last interval, the CDF, the fio logs. The CSV files are complete when
+    /// this returns Ok.
+    pub fn finish(
+        self,
+        sc: &Scenario,
+        end_ns: u64,
+        iotrack: Vec<Sample>,
+        result: &RunResult,
+    ) -> Result<Option<Series>> {
         if let Some(r) = &self.rec {
-            let last = self.iotrack_samples(sim);
-            r.borrow_mut().finish(end, last)?;
+            r.borrow_mut().finish(end_ns, iotrack)?;
         }
         if let Some(l) = &self.logs {
             l.borrow_mut().finish(sc, result)?;
