@@ -134,14 +134,15 @@ impl Sim {
                 },
             });
         }
-        let blk_ioprio =
-            crate::block::blk_ioprio::BlkIoprio::new(&cfg.cgroups).map_err(|(cg, e)| {
-                SetupError::Cgroup {
-                    cgroup: cfg.cgroups.get(cg).path.clone(),
-                    file: "io.prio.class".into(),
-                    msg: e.to_string(),
-                }
-            })?;
+        let blk_ioprio = crate::block::blk_ioprio::BlkIoprio::new(
+            &cfg.cgroups,
+            crate::block::blk_ioprio::PolicyTable::from_switches(&cfg.switches),
+        )
+        .map_err(|(cg, e)| SetupError::Cgroup {
+            cgroup: cfg.cgroups.get(cg).path.clone(),
+            file: "io.prio.class".into(),
+            msg: e.to_string(),
+        })?;
         let pc = if cfg.jobs.iter().any(JobConfig::uses_pagecache) {
             cfg.pagecache.validate().map_err(|msg| SetupError::Job {
                 job: "[pagecache]".into(),
