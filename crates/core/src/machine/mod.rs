@@ -12,8 +12,6 @@ pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
 
-use std::collections::VecDeque;
-
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;
 use crate::block::elevator;
@@ -126,7 +124,17 @@ impl Sim {
                     qos,
                     elv_armed: Armed::default(),
                     tags_used: 0,
-                    tag_waiters: VecDeque::new(),
+                    // mq-deadline and bfq limit each bitmap word of their
+                    // tags to a shallow depth of at least 1
+                    // (`dd_depth_updated`, `bfq_depth_updated`)
+                    tag_waiters: crate::block::sbitmap::TagWaiters::new(
+                        d.info.nr_requests,
+                        if matches!(d.scheduler.as_str(), "mq-deadline" | "bfq") {
+                            1
+                        } else {
+                            crate::block::sbitmap::NO_SHALLOW_LIMIT
+                        },
+                    ),
                     in_device: 0,
                     diskstats: crate::block::diskstats::DiskStats::new(cfg.hz),
                     rqs_done: 0,
