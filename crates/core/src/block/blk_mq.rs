@@ -216,16 +216,29 @@ pub(crate) trait BlkMq: BlkHost {
         let now = self.now();
         let b = self.blk();
         b.bios.get_mut(id).t_alloc = now;
-        let d = &mut b.devs[dev as usize];
-        if d.st.tags_used >= d.info.nr_requests {
-            d.st.tag_waiters.sleep(id);
-            return;
+        match self.get_tag(dev, id) {
+            Some(tag) => self.alloc_request(dev, id, tag),
+            None => self.blk().devs[dev as usize].st.tag_waiters.sleep(id),
         }
-        self.alloc_request(dev, id);
+    }
+
+    /// `__blk_mq_get_tag` for bio `id`: one of the `nr_requests` tags,
+    /// within the scheduler's shallow depth for its kind if it sets one
+    /// (`limit_depth`, e.g. mq-deadline's `async_depth` for writes).
+    fn get_tag(&mut self, dev: DevId, id: BioId) -> Option<u32> {
+        let b = self.blk();
+        let bio = b.bios.get(id);
+        let (op, sync) = (bio.op, bio.flags.sync || bio.op == Op::Read);
+        let d = &mut b.devs[dev as usize];
+        let shallow =
+            d.st.elv
+                .limit_depth(op, sync, d.info.nr_requests)
+                .map(|capacity| word_depth(capacity, d.info.nr_requests));
+        d.st.tag_bits.get(shallow)
     }
 
     /// A tag is available: build the request, track it, insert it, run the queue.
-    fn alloc_request(&mut self, dev: DevId, id: BioId) {
+    fn alloc_request(&mut self, dev: DevId, id: BioId, tag: u32) {
         let now = self.now();
         let b = self.blk();
         let bio = b.bios.get(id);
@@ -261,6 +274,10 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.tags_used += 1;
+            if d.st.req_tag.len() <= rid as usize {
+                d.st.req_tag.resize(rid as usize + 1, 0);
+            }
+            d.st.req_tag[rid as usize] = tag;
             d.st.diskstats.start(now, b.reqs.get(rid).op);
             let mut ctx = dev_ctx!(b, now, d);
             let r = b.reqs.get(rid);
@@ -291,6 +308,7 @@ pub(crate) trait BlkMq: BlkHost {
             let rq = b.reqs.remove(rid);
             let d = &mut b.devs[dev as usize];
             d.st.tags_used -= 1;
+            d.st.tag_bits.put(d.st.req_tag[rid as usize]);
             d.st.diskstats.merged_request(now, rq.op);
             let mut ctx = dev_ctx!(b, now, d);
             for q in d.st.qos.iter_mut() {
@@ -314,11 +332,9 @@ pub(crate) trait BlkMq: BlkHost {
             .tag_waiters
             .freed(1, &mut woken);
         for w in woken {
-            let d = &mut self.blk().devs[dev as usize];
-            if d.st.tags_used < d.info.nr_requests {
-                self.alloc_request(dev, w);
-            } else {
-                d.st.tag_waiters.sleep(w);
+            match self.get_tag(dev, w) {
+                Some(tag) => self.alloc_request(dev, w, tag),
+                None => self.blk().devs[dev as usize].st.tag_waiters.sleep(w),
             }
         }
     }
@@ -396,6 +412,7 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.in_device -= 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             d.st.tags_used -= 1;
+            d.st.tag_bits.put(d.st.req_tag[rid as usize]);
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
@@ -526,4 +543,11 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
         Probe::ThrotlQueue { dev, cg, write }
     };
     b.trace.probe(now, &p);
+}
+
+/// `dd_to_word_depth`: a depth of `depth` requests out of `nr_requests`
+/// as a shallow depth in bits per bitmap word, rounded up.
+fn word_depth(depth: u32, nr_requests: u32) -> u32 {
+    let shift = crate::block::sbitmap::calculate_shift(nr_requests);
+    (((depth as u64) << shift).div_ceil(nr_requests.max(1) as u64)).min(u32::MAX as u64) as u32
 }

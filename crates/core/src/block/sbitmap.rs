@@ -44,14 +44,138 @@ pub fn calculate_shift(depth: u32) -> u32 {
     shift
 }
 
+/// The bits of a `depth`-bit bitmap an allocation limited to `shallow`
+/// bits per word can use (`sbitmap_get_shallow`): every full word gives
+/// `shallow`, the partial last word up to its size.
+pub fn shallow_capacity(depth: u32, shallow: u32) -> u32 {
+    let shift = calculate_shift(depth);
+    let shallow = (1u32 << shift).min(shallow);
+    let mask = (1u32 << shift) - 1;
+    (depth >> shift) * shallow + (depth & mask).min(shallow)
+}
+
 /// `sbq_calc_wake_batch`: the freed tags that make one wake-up, for a tag
 /// set of `depth` tags whose words are limited to `min_shallow_depth` bits.
 pub fn calc_wake_batch(depth: u32, min_shallow_depth: u32) -> u32 {
-    let shift = calculate_shift(depth);
-    let shallow = (1u32 << shift).min(min_shallow_depth);
-    let mask = (1u32 << shift) - 1;
-    let usable = (depth >> shift) * shallow + (depth & mask).min(shallow);
+    let usable = shallow_capacity(depth, min_shallow_depth);
     (usable / SBQ_WAIT_QUEUES as u32).clamp(1, SBQ_WAKE_BATCH)
+}
+
+/// The tag bits themselves (`struct sbitmap`): which tags are in use, and
+/// the allocation hint. Which bits are taken matters only to a shallow
+/// allocation (a scheduler's `limit_depth`), which may use just the low
+/// bits of each word: tags held by unlimited allocations there block it.
+///
+/// Simplified: one CPU, so one `alloc_hint`, starting at 0 (the kernel
+/// draws each CPU's at random); clears are immediate (the kernel defers
+/// them to the word's next failed search, which finds the same bits).
+#[derive(Clone, Debug)]
+pub struct TagBitmap {
+    words: Vec<u64>,
+    shift: u32,
+    depth: u32,
+    alloc_hint: u32,
+}
+
+impl TagBitmap {
+    pub fn new(depth: u32) -> TagBitmap {
+        let shift = calculate_shift(depth);
+        let nr = (depth as usize).div_ceil(1usize << shift);
+        TagBitmap {
+            words: vec![0; nr],
+            shift,
+            depth,
+            alloc_hint: 0,
+        }
+    }
+
+    /// `__map_depth`: the bits of word `i` (the last one may be partial).
+    fn map_depth(&self, i: usize) -> u32 {
+        let per = 1u32 << self.shift;
+        if i + 1 == self.words.len() {
+            self.depth - (i as u32) * per
+        } else {
+            per
+        }
+    }
+
+    /// `__sbitmap_get_word`: the first clear bit below `depth` from `hint`,
+    /// wrapping to 0 once when `wrap` and the hint is not already 0.
+    fn get_word(&mut self, i: usize, depth: u32, mut hint: u32, wrap: bool) -> Option<u32> {
+        let wrap = wrap && hint != 0;
+        loop {
+            let free = (hint..depth).find(|&b| self.words[i] & (1u64 << b) == 0);
+            match free {
+                Some(b) => {
+                    self.words[i] |= 1u64 << b;
+                    return Some(b);
+                }
+                None if wrap && hint != 0 => hint = 0,
+                None => return None,
+            }
+        }
+    }
+
+    /// `sbitmap_get` (`shallow` None) or `sbitmap_get_shallow`: a free tag
+    /// from the hint's word on, words in turn; a shallow search looks at
+    /// the low `shallow` bits of each word only, from the hint's bit.
+    pub fn get(&mut self, shallow: Option<u32>) -> Option<u32> {
+        if self.depth == 0 {
+            return None;
+        }
+        let hint = self.alloc_hint;
+        let mut index = (hint >> self.shift) as usize;
+        let mut bit = match shallow {
+            Some(_) => hint & ((1u32 << self.shift) - 1),
+            None => 0, // not round-robin: each word from its start
+        };
+        let mut found = None;
+        for _ in 0..self.words.len() {
+            let depth = match shallow {
+                Some(d) => self.map_depth(index).min(d),
+                None => self.map_depth(index),
+            };
+            if let Some(b) = self.get_word(index, depth, bit, true) {
+                found = Some(((index as u32) << self.shift) + b);
+                break;
+            }
+            bit = 0;
+            index = (index + 1) % self.words.len();
+        }
+        // `update_alloc_hint_after_get`
+        match found {
+            None => self.alloc_hint = 0,
+            Some(nr) if nr == hint => {
+                self.alloc_hint = if nr + 1 >= self.depth.saturating_sub(1) {
+                    0
+                } else {
+                    nr + 1
+                };
+            }
+            Some(_) => {}
+        }
+        found
+    }
+
+    /// `sbitmap_queue_clear`: the tag is free again, and the freeing CPU's
+    /// hint points at it (`sbitmap_update_cpu_hint`).
+    pub fn put(&mut self, tag: u32) {
+        let (i, b) = (
+            (tag >> self.shift) as usize,
+            tag & ((1u32 << self.shift) - 1),
+        );
+        if let Some(w) = self.words.get_mut(i) {
+            *w &= !(1u64 << b);
+        }
+        if tag < self.depth {
+            self.alloc_hint = tag;
+        }
+    }
+
+    /// Tags in use.
+    pub fn weight(&self) -> u32 {
+        self.words.iter().map(|w| w.count_ones()).sum()
+    }
 }
 
 /// The sleepers of one tag set and its wake-up counters.
@@ -156,6 +280,40 @@ mod tests {
                                                  // a partial word counts as one
         assert_eq!(calculate_shift(100), 4);
         assert_eq!(calc_wake_batch(100, NO_SHALLOW_LIMIT), 8);
+        // shallow allocations: 256 tags in 4 words of 64
+        assert_eq!(shallow_capacity(256, 48), 192);
+        assert_eq!(shallow_capacity(256, 64), 256);
+        assert_eq!(shallow_capacity(256, 1000), 256);
+        // 100 tags: 6 words of 16 and one of 4
+        assert_eq!(shallow_capacity(100, 8), 6 * 8 + 4);
+    }
+
+    #[test]
+    fn shallow_allocations_use_the_low_bits_of_each_word() {
+        // 64 tags: 4 words of 16
+        let mut t = TagBitmap::new(64);
+        // unlimited allocations fill each word from its start
+        let all: Vec<u32> = (0..64).map(|_| t.get(None).unwrap()).collect();
+        assert_eq!(all, (0..64).collect::<Vec<u32>>());
+        assert_eq!(t.get(None), None);
+        // free tag 20 (word 1, bit 4) and tag 3 (word 0, bit 3)
+        t.put(20);
+        t.put(3);
+        // a shallow depth of 4 bits per word: bit 3 of word 0 is allowed
+        assert_eq!(t.get(Some(4)), Some(3));
+        // bit 4 of word 1 is above the shallow depth: no tag for it
+        assert_eq!(t.get(Some(4)), None);
+        assert_eq!(t.get(None), Some(20));
+        assert_eq!(t.weight(), 64);
+        // an empty map: a shallow allocation gets at most 4 per word
+        let mut t = TagBitmap::new(64);
+        let mut got = Vec::new();
+        while let Some(n) = t.get(Some(4)) {
+            got.push(n);
+        }
+        assert_eq!(got.len(), 16);
+        assert!(got.iter().all(|n| n % 16 < 4), "{got:?}");
+        assert_eq!(shallow_capacity(64, 4), 16);
     }
 
     #[test]

@@ -124,6 +124,8 @@ impl Sim {
                     qos,
                     elv_armed: Armed::default(),
                     tags_used: 0,
+                    tag_bits: crate::block::sbitmap::TagBitmap::new(d.info.nr_requests),
+                    req_tag: Vec::new(),
                     // mq-deadline and bfq limit each bitmap word of their
                     // tags to a shallow depth of at least 1
                     // (`dd_depth_updated`, `bfq_depth_updated`)

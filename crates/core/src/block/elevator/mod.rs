@@ -57,6 +57,17 @@ pub trait Elevator {
     fn tunables(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// `limit_depth`: the depth (in requests, of `nr_requests`) an
+    /// allocation for `op` is limited to, or None for no limit; the block
+    /// layer turns it into a shallow depth per bitmap word.
+    fn limit_depth(
+        &self,
+        _op: crate::block::bio::Op,
+        _sync: bool,
+        _nr_requests: u32,
+    ) -> Option<u32> {
+        None
+    }
 }
 
 /// Build a scheduler by its sysfs name.

@@ -309,6 +309,12 @@ impl Elevator for MqDeadline {
     fn take_freed(&mut self, out: &mut Vec<ReqId>) {
         MqDeadline::take_freed(self, out)
     }
+    /// `dd_limit_depth`: writes and async requests are limited to
+    /// `async_depth` requests (scaled to bits per word by the block layer,
+    /// `dd_to_word_depth`); sync reads are not.
+    fn limit_depth(&self, op: Op, sync: bool, _nr_requests: u32) -> Option<u32> {
+        MqDeadline::limit_depth(self, op, sync)
+    }
     fn name(&self) -> &'static str {
         "mq-deadline"
     }
