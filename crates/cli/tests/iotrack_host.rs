@@ -92,6 +92,12 @@ fn top_two_intervals_match_fio_per_cgroup() {
         let _ = std::fs::remove_file(p);
     }
     assert_eq!(out.matches("Time: ").count(), 2, "{out}");
+    // Each interval's rate is held to fio's whole-run average within 25 %:
+    // a rate-limited fio on a loaded host falls behind in one second and
+    // catches up in the next (a CI run measured 1597 io/s in an interval of
+    // a 1996 IOPS job). What must hold under any load is the attribution:
+    // in every interval a (4 × b's rate) is well above b.
+    let mut per_cgroup = Vec::new();
     for (k, g) in ["a", "b"].iter().enumerate() {
         let rows: Vec<f64> = out
             .lines()
@@ -102,11 +108,20 @@ fn top_two_intervals_match_fio_per_cgroup() {
         for r in &rows {
             eprintln!("cgroup {g}: top {r} io/s, fio {:.1} IOPS", fio[k]);
             assert!(
-                (r - fio[k]).abs() <= 0.05 * fio[k],
+                (r - fio[k]).abs() <= 0.25 * fio[k],
                 "cgroup {g}: top {r} io/s vs fio {} IOPS",
                 fio[k]
             );
         }
+        per_cgroup.push(rows);
+    }
+    for i in 0..2 {
+        assert!(
+            per_cgroup[0][i] > 2.0 * per_cgroup[1][i],
+            "interval {i}: a {} io/s vs b {} io/s",
+            per_cgroup[0][i],
+            per_cgroup[1][i]
+        );
     }
     // tracefs as it was (unmounted again if it was not mounted)
     assert_eq!(current_tracer(), tracer_before);
