@@ -98,6 +98,24 @@ impl Words {
         prefetch_read(p);
     }
 
+    /// The first stage of `prefetch`, one step earlier: start loading what
+    /// `prefetch(w)` itself reads (a chunk's entry in the chunk table: its
+    /// list's length and address), from the table's address alone, so that
+    /// this does not wait for memory either. A hint only.
+    fn prefetch_entry(&self, w: usize) {
+        let p: *const u8 = match self {
+            Words::Flat(v) => match v.get(w) {
+                Some(x) => (x as *const u64).cast(),
+                None => return,
+            },
+            Words::Chunked(chunks, _) => match chunks.get(w / CHUNK_WORDS) {
+                Some(c) => (c as *const Chunk).cast(),
+                None => return,
+            },
+        };
+        prefetch_read(p);
+    }
+
     /// Set the bits `x` in word `w` (bits are cleared only by `clear`).
     fn or(&mut self, w: usize, x: u64) {
         match self {
@@ -226,6 +244,21 @@ impl RandomMap {
         self.levels[0].prefetch((b >> 6) as usize);
         if let Some(l1) = self.levels.get(1) {
             l1.prefetch((b >> 12) as usize);
+        }
+    }
+
+    /// The first stage of [`prefetch`](Self::prefetch) for a block drawn
+    /// one I/O later: `prefetch(b)` reads the chunk tables of levels 0 and 1
+    /// to find the list where `b`'s bits are, and those reads miss the cache
+    /// too on a large map; started one I/O ahead, they are in the cache when
+    /// `prefetch(b)` runs. No effect on any answer.
+    pub(crate) fn prefetch_entry(&self, b: u64) {
+        if b >= self.nbits {
+            return;
+        }
+        self.levels[0].prefetch_entry((b >> 6) as usize);
+        if let Some(l1) = self.levels.get(1) {
+            l1.prefetch_entry((b >> 12) as usize);
         }
     }
 
