@@ -64,6 +64,11 @@ pub fn run(
     let mut sim = runner::prepare_with(sc, cfg, Tracer::with_probe(trace, probe))?;
     let iot_iv = obs.iotrack.map(|o| o.interval_ms.saturating_mul(1_000_000));
     let ts_iv = session.as_ref().and_then(|s| s.interval_ns());
+    // blk-iotrack's figures are read by the tool, the time series' readings
+    // and --show-files (io.iotrack.stat); with none of them, nothing reads it
+    if iot_iv.is_none() && ts_iv.is_none() && !obs.keep_sim {
+        sim.set_iotrack_counting(false);
+    }
     // one reading of blk-iotrack per stop serves the tool and the series
     let devs = iotrack_run::monitored_devices(sc);
     let cgs = iotrack_run::monitored_cgroups(sc);

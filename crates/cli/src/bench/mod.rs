@@ -218,6 +218,8 @@ pub fn run_shape(case: &str, shape: &Shape) -> anyhow::Result<BenchResult> {
     reset_peak_rss();
     let t0 = Instant::now();
     let mut sim = blklab_lab::runner::build_sim(&cfg, None)?;
+    // as `blklab run` without observers (`runner::run`): nothing reads blk-iotrack
+    sim.set_iotrack_counting(false);
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
     Ok(BenchResult {

@@ -273,6 +273,24 @@ impl Sim {
         Ok(())
     }
 
+    /// Whether blk-iotrack counts the bios of this run (on by default). Its
+    /// figures are read only through [`iotrack_sample`](Self::iotrack_sample)
+    /// and [`iotrack_stat_file`](Self::iotrack_stat_file); a caller that
+    /// reads neither turns counting off before the run to save its per-bio
+    /// cost. Nothing else in the run changes: blk-iotrack only watches.
+    pub fn set_iotrack_counting(&mut self, on: bool) {
+        for d in &mut self.k.blk.devs {
+            for q in d.st.qos.iter_mut() {
+                if let Some(t) = q
+                    .as_any_mut()
+                    .downcast_mut::<crate::block::iotrack::IoTrack>()
+                {
+                    t.set_counting(on);
+                }
+            }
+        }
+    }
+
     /// The blk-iotrack view of device `dev` now: the /sys/block/DEV/stat fields
     /// and the counters of `/` and of each cgroup in `cgroups` (the tool's -g list).
     pub fn iotrack_sample(
@@ -286,6 +304,10 @@ impl Sim {
             d.st.qos
                 .iter()
                 .find_map(|q| q.as_any().downcast_ref::<crate::block::iotrack::IoTrack>());
+        debug_assert!(
+            it.is_none_or(|t| t.counting()),
+            "blk-iotrack read in a run that turned its counting off"
+        );
         let mut cgs = Vec::new();
         for &cg in std::iter::once(&crate::block::blk_cgroup::ROOT).chain(
             cgroups
@@ -320,6 +342,10 @@ impl Sim {
                     .iter()
                     .find_map(|q| q.as_any().downcast_ref::<crate::block::iotrack::IoTrack>())
             {
+                debug_assert!(
+                    t.counting(),
+                    "blk-iotrack read in a run that turned its counting off"
+                );
                 s.push_str(&t.stat_file(cg));
             }
         }

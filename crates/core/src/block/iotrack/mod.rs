@@ -105,6 +105,11 @@ pub struct IoTrack {
     devno: String,
     dev: (u32, u32),
     groups: Vec<Group>,
+    /// The per-bio hooks count (the default). A run whose caller reads none
+    /// of blk-iotrack's figures turns this off: the policy does not exist
+    /// for it, and the hooks then cost a call and a test per bio. Its files
+    /// are still parsed and written (a bad write is still refused).
+    counting: bool,
 }
 
 impl IoTrack {
@@ -118,6 +123,7 @@ impl IoTrack {
             devno: dev.devno(),
             dev: (dev.major, dev.minor),
             groups: Vec::new(),
+            counting: true,
         };
         it.ensure(cgroups.len().saturating_sub(1) as CgId);
         it.groups[ROOT as usize].online = true;
@@ -166,6 +172,17 @@ impl IoTrack {
         self.bring_online(cgroups, cg);
         self.groups[cg as usize].thresh_ns = thresh;
         Ok(true)
+    }
+
+    /// Whether the per-bio hooks count (see the field). Not part of the RFC:
+    /// a simulator-only switch, set before the run starts.
+    pub fn set_counting(&mut self, on: bool) {
+        self.counting = on;
+    }
+
+    /// Whether the per-bio hooks count.
+    pub fn counting(&self) -> bool {
+        self.counting
     }
 
     /// `MAJ:MIN` of the device.
@@ -270,12 +287,16 @@ impl RqQos for IoTrack {
     /// Not a throttle: the hook only notes that the bio's blkg now exists (the
     /// kernel creates it when the bio is associated at submission).
     fn throttle(&mut self, ctx: &mut Ctx, _id: BioId, bio: &mut Bio) -> QosVerdict {
-        self.bring_online(ctx.cgroups, bio.cg);
+        if self.counting {
+            self.bring_online(ctx.cgroups, bio.cg);
+        }
         QosVerdict::Proceed
     }
 
     fn done_bio(&mut self, ctx: &mut Ctx, bio: &Bio, _released: &mut Vec<BioId>) {
-        self.account_bio(ctx.cgroups, bio, ctx.now);
+        if self.counting {
+            self.account_bio(ctx.cgroups, bio, ctx.now);
+        }
     }
 
     fn write_file(

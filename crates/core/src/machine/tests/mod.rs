@@ -233,3 +233,40 @@ fn iocost_fixed_vrate_weights_split_1_to_3() {
     );
     assert!(cl > sl, "slat {sl} clat {cl}");
 }
+
+/// Turning blk-iotrack's counting off changes nothing else in the run: the
+/// same fio figures, device totals and io.stat as with counting on, where the
+/// counters are read and hold every completed bio.
+#[test]
+fn iotrack_counting_off_changes_nothing_else() {
+    let mk = |counting: bool| {
+        let cfg = config(
+            vec![nullb_dev(10_000, 64)],
+            vec![
+                (job("a", RwPattern::RandRw, 4096, 8, 1), "/a"),
+                (job("b", RwPattern::RandRead, 65536, 4, 1), "/b"),
+            ],
+        );
+        let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
+        sim.set_iotrack_counting(counting);
+        sim.run_until(NSEC_PER_SEC / 2);
+        let mid = counting.then(|| sim.iotrack_stat_file(1));
+        let r = sim.run();
+        let io_stat: Vec<String> = (0..3).map(|cg| sim.io_stat(cg)).collect();
+        let end = counting.then(|| (sim.iotrack_stat_file(1), sim.iotrack_sample(0, &[1, 2])));
+        (format!("{:?} {:?}", r, io_stat), mid, end, r.bios_completed)
+    };
+    let (on, mid, end, bios) = mk(true);
+    let (off, _, _, _) = mk(false);
+    assert_eq!(on, off);
+    // where it is read, blk-iotrack counted: a line mid-run and at the end,
+    // and the cgroups' read+write I/Os add up to every completed bio
+    assert!(mid.is_some_and(|l| l.starts_with("252:0 ")));
+    let (line, sample) = end.unwrap();
+    assert!(line.starts_with("252:0 "), "{line}");
+    let counted: u64 = sample.cgroups[1..]
+        .iter()
+        .map(|(_, c)| c.ios.iter().sum::<u64>())
+        .sum();
+    assert_eq!(counted, bios);
+}

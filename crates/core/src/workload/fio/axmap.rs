@@ -82,10 +82,8 @@ impl Words {
     /// waiting for it. A hint only: nothing changes whatever `w` is.
     fn prefetch(&self, w: usize) {
         let p: *const u8 = match self {
-            Words::Flat(v) => match v.get(w) {
-                Some(x) => (x as *const u64).cast(),
-                None => return,
-            },
+            // the word itself is the table's entry
+            Words::Flat(_) => return self.prefetch_entry(w),
             Words::Chunked(chunks, _) => match chunks.get(w / CHUNK_WORDS) {
                 Some(Chunk::Bits(b)) => (&b[w % CHUNK_WORDS] as *const u64).cast(),
                 Some(Chunk::List(l)) if !l.is_empty() => {
@@ -93,6 +91,24 @@ impl Words {
                     (&l[i.min(l.len() - 1)] as *const u16).cast()
                 }
                 _ => return,
+            },
+        };
+        prefetch_read(p);
+    }
+
+    /// The first stage of `prefetch`, one step earlier: start loading what
+    /// `prefetch(w)` itself reads (a chunk's entry in the chunk table: its
+    /// list's length and address), from the table's address alone, so that
+    /// this does not wait for memory either. A hint only.
+    fn prefetch_entry(&self, w: usize) {
+        let p: *const u8 = match self {
+            Words::Flat(v) => match v.get(w) {
+                Some(x) => (x as *const u64).cast(),
+                None => return,
+            },
+            Words::Chunked(chunks, _) => match chunks.get(w / CHUNK_WORDS) {
+                Some(c) => (c as *const Chunk).cast(),
+                None => return,
             },
         };
         prefetch_read(p);
@@ -220,12 +236,27 @@ impl RandomMap {
     /// one I/O ahead (see `next_mapped_io`), so the miss overlaps the rest of
     /// the simulation of this I/O. No effect on any answer.
     pub(crate) fn prefetch(&self, b: u64) {
+        self.hint_levels(b, Words::prefetch);
+    }
+
+    /// The first stage of [`prefetch`](Self::prefetch) for a block drawn
+    /// one I/O later: `prefetch(b)` reads the chunk tables of levels 0 and 1
+    /// to find the list where `b`'s bits are, and those reads miss the cache
+    /// too on a large map; started one I/O ahead, they are in the cache when
+    /// `prefetch(b)` runs. No effect on any answer.
+    pub(crate) fn prefetch_entry(&self, b: u64) {
+        self.hint_levels(b, Words::prefetch_entry);
+    }
+
+    /// `hint` at levels 0 and 1 for the words that hold block `b`'s bits.
+    #[inline]
+    fn hint_levels(&self, b: u64, hint: fn(&Words, usize)) {
         if b >= self.nbits {
             return;
         }
-        self.levels[0].prefetch((b >> 6) as usize);
+        hint(&self.levels[0], (b >> 6) as usize);
         if let Some(l1) = self.levels.get(1) {
-            l1.prefetch((b >> 12) as usize);
+            hint(l1, (b >> 12) as usize);
         }
     }
 

@@ -127,10 +127,14 @@ impl Job {
         let blocks = (want as u64).div_ceil(align);
         let map = self.map.as_mut().expect("built above");
         let marked = map.mark(b, blocks);
-        // The block the next I/O will most likely draw: the same draw on a
-        // copy of the job's stream (other draws may come first, which only
-        // makes the hint useless). Its map words start loading now.
-        map.prefetch(self.rng.clone().below(lastb));
+        // The blocks the next two I/Os will most likely draw: the same draws
+        // on a copy of the job's stream (other draws may come first, which
+        // only makes the hints useless). The next one's map words start
+        // loading now; so does the chunk-table entry that finding the words
+        // of the one after reads (its words load during the next I/O).
+        let mut ahead = self.rng.clone();
+        map.prefetch(ahead.below(lastb));
+        map.prefetch_entry(ahead.below(lastb));
         let bytes = (want as u64).min(marked * align) as u32;
         let off = self.region_start + b * align;
         self.seq_pos[d] = off + bytes as u64;
