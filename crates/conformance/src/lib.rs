@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod qos_loop;
 pub mod render;
 pub mod result;
+pub mod share;
 pub mod sim;
 pub mod vm;
 
@@ -26,7 +27,7 @@ use env::HostEnv;
 use host::{HostError, RealRuns};
 use loop_device::RawSpeed;
 use metrics::{Metrics, METRICS};
-pub use result::{CaseResult, JobResult, Options, Status};
+pub use result::{CaseResult, JobResult, Options, RealSide, Status};
 use sim::SimDevice;
 
 /// Exit statuses of `blklab conformance`.
@@ -152,11 +153,21 @@ pub fn conclude(
             sim: sim.as_ref().ok().map(|v| v.jobs[i]),
         });
     }
+    let share = cases::share_check(case).map(|check| {
+        share::ShareResult::of(
+            case,
+            check,
+            opts.real_side,
+            real_runs.as_ref().map(|r| r.runs.as_slice()),
+            sim.as_ref().ok().map(|s| s.jobs.as_slice()),
+        )
+    });
     let status = match (status0, &sim) {
         (_, Err(e)) => Status::Error(format!("simulator: {e}")),
         (Some(s), _) => s,
         (None, Ok(_)) => {
-            let bad = judge(case, &jobs);
+            let mut bad = judge(case, &jobs);
+            bad.extend(share.as_ref().and_then(share::ShareResult::complaint));
             if bad.is_empty() {
                 Status::Pass
             } else {
@@ -208,6 +219,7 @@ pub fn conclude(
         runtime_s: runtime,
         raw,
         qos,
+        share,
     }
 }
 

@@ -13,6 +13,20 @@ pub struct Options {
     pub quick: bool,
     /// Skip the real kernel (simulator only).
     pub sim_only: bool,
+    /// The machine the real side runs on (what some tolerances depend on).
+    pub real_side: RealSide,
+}
+
+/// Where the real kernel runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RealSide {
+    /// This host (`--kernel host`).
+    #[default]
+    Host,
+    /// A QEMU guest (`--kernel debian-6.12` ...): one vCPU (crates/vm's
+    /// qemu.rs), shared by fio, the loop worker and the interrupts, so
+    /// one process's I/O takes CPU time from another's.
+    Qemu,
 }
 
 /// A case's outcome.
@@ -65,4 +79,6 @@ pub struct CaseResult {
     pub raw: RawSpeed,
     /// iocost's QoS loop on both sides, for cases that trace it.
     pub qos: Option<crate::qos_loop::QosLoop>,
+    /// The share of one group's I/Os on both sides, for cases that judge it.
+    pub share: Option<crate::share::ShareResult>,
 }
