@@ -137,6 +137,22 @@ impl ShareResult {
         ))
     }
 
+    /// sim - real, in points.
+    fn diff_pts(&self) -> Option<f64> {
+        Some(self.sim? - self.real()?)
+    }
+
+    /// "ok", "OUT", "reported" (both sides, no tolerance) or "" (a side
+    /// missing).
+    fn verdict(&self) -> &'static str {
+        match self.within() {
+            Some(true) => "ok",
+            Some(false) => "OUT",
+            None if self.diff_pts().is_some() => "reported",
+            None => "",
+        }
+    }
+
     fn describe_tol(&self) -> String {
         match self.tol_pts {
             Some(t) => format!("±{t} points"),
@@ -147,15 +163,13 @@ impl ShareResult {
     /// The share's line under the case's job table.
     pub fn text(&self, indent: &str) -> String {
         let pct = |x: Option<f64>| x.map(|v| format!("{v:.2}%")).unwrap_or("-".into());
-        let diff = match (self.real(), self.sim) {
-            (Some(r), Some(s)) => format!("{:+.1} pts", s - r),
-            _ => "-".into(),
-        };
-        let ok = match self.within() {
-            Some(true) => "ok",
-            Some(false) => "OUT",
-            None if self.real().is_some() && self.sim.is_some() => "(reported)",
-            None => "",
+        let diff = self
+            .diff_pts()
+            .map(|d| format!("{d:+.1} pts"))
+            .unwrap_or("-".into());
+        let ok = match self.verdict() {
+            "reported" => "(reported)",
+            v => v,
         };
         let mut s = String::new();
         let _ = writeln!(
@@ -191,15 +205,11 @@ impl ShareResult {
             None => "—".into(),
         };
         let sim = self.sim.map(|s| format!("{s:.1}")).unwrap_or("—".into());
-        let diff = match (self.real(), self.sim) {
-            (Some(r), Some(s)) => format!("{:+.1}", s - r),
-            _ => "—".into(),
-        };
-        let verdict = match self.within() {
-            Some(true) => "ok",
-            Some(false) => "OUT",
-            None => "reported",
-        };
+        let diff = self
+            .diff_pts()
+            .map(|d| format!("{d:+.1}"))
+            .unwrap_or("—".into());
+        let verdict = self.verdict();
         format!(
             "| {case} | {} | {real} | {sim} | {diff} | {} | {verdict} |",
             self.cgroup,
