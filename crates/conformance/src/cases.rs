@@ -387,7 +387,7 @@ const BFQ_TOL: [Option<Tolerance>; 8] = [None; 8];
 /// reported). docs/fidelity/conformance.md gives the repeated runs behind
 /// them. Only 4 jobs of QD8 per group keep /A backlogged enough that the
 /// real split does not depend on how the CPU is shared: with one job per
-/// group the host's split moved from 43 % to 84 % between runs.
+/// group the host's split moved between 22 % and 87 % from run to run.
 const BFQ_SHAPES: [(u32, u32, Option<f64>); 3] = [(1, 1, None), (1, 32, None), (4, 8, Some(6.0))];
 
 /// The group-share check of `case`: the bfq cases weigh /A against /B.
