@@ -153,9 +153,10 @@ pub fn conclude(
             sim: sim.as_ref().ok().map(|v| v.jobs[i]),
         });
     }
+    let groups: Vec<&str> = case.jobs.iter().map(|j| j.cgroup.as_str()).collect();
     let share = cases::share_check(case).map(|check| {
         share::ShareResult::of(
-            case,
+            &groups,
             check,
             opts.real_side,
             real_runs.as_ref().map(|r| r.runs.as_slice()),
@@ -263,4 +264,33 @@ pub fn run_all(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bfq case has a share check of /A; judged on the host for the
+    /// 4-jobs shape only, reported everywhere in QEMU; other cases none.
+    #[test]
+    fn the_bfq_cases_carry_a_share_check() {
+        let all = cases::all();
+        let bfq: Vec<_> = all.iter().filter(|c| c.need == cases::Need::Bfq).collect();
+        assert_eq!(bfq.len(), 3);
+        for c in &bfq {
+            let chk = cases::share_check(c).expect("a bfq case has a share check");
+            assert_eq!(chk.cgroup, "/A");
+            assert_eq!(chk.tol_pts(RealSide::Qemu), None);
+            assert_eq!(
+                chk.tol_pts(RealSide::Host).is_some(),
+                c.name == "bfq-800-100-4j-qd8",
+                "{}",
+                c.name
+            );
+        }
+        assert!(all
+            .iter()
+            .filter(|c| c.need != cases::Need::Bfq)
+            .all(|c| cases::share_check(c).is_none()));
+    }
 }

@@ -4,6 +4,7 @@
 use crate::cases::Case;
 use crate::loop_device::RawSpeed;
 use crate::metrics::Metrics;
+pub use crate::share::RealSide;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -15,18 +16,6 @@ pub struct Options {
     pub sim_only: bool,
     /// The machine the real side runs on (what some tolerances depend on).
     pub real_side: RealSide,
-}
-
-/// Where the real kernel runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum RealSide {
-    /// This host (`--kernel host`).
-    #[default]
-    Host,
-    /// A QEMU guest (`--kernel debian-6.12` ...): one vCPU (crates/vm's
-    /// qemu.rs), shared by fio, the loop worker and the interrupts, so
-    /// one process's I/O takes CPU time from another's.
-    Qemu,
 }
 
 /// A case's outcome.
