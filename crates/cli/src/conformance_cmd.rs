@@ -7,7 +7,9 @@ use std::io::Write as _;
 
 use blklab_conformance::cases::Case;
 use blklab_conformance::vm::{self, VmFailure};
-use blklab_conformance::{cases, env, exit, loop_device, render, sim, CaseResult, Options};
+use blklab_conformance::{
+    cases, env, exit, loop_device, render, sim, CaseResult, Options, RealSide,
+};
 
 pub struct Args {
     pub cases: Vec<String>,
@@ -167,6 +169,7 @@ pub fn main(a: &Args) -> u8 {
         repeat: a.repeat,
         quick: a.quick,
         sim_only: a.sim_only,
+        real_side: RealSide::Host,
     };
     let mut status = exit::OK;
     for k in &kernels {
@@ -258,7 +261,11 @@ fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
             selected.len()
         ),
     );
-    let results = vm::run_kernel(kernel, selected, opts, print_each(a));
+    let opts = Options {
+        real_side: RealSide::Qemu,
+        ..opts.clone()
+    };
+    let results = vm::run_kernel(kernel, selected, &opts, print_each(a));
     match results {
         Ok(r) => finish(a, &header, &r),
         Err(VmFailure::Interrupted) => interrupted(blklab_host::resources::signal().max(2)),

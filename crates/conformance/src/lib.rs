@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod qos_loop;
 pub mod render;
 pub mod result;
+pub mod share;
 pub mod sim;
 pub mod vm;
 
@@ -26,7 +27,7 @@ use env::HostEnv;
 use host::{HostError, RealRuns};
 use loop_device::RawSpeed;
 use metrics::{Metrics, METRICS};
-pub use result::{CaseResult, JobResult, Options, Status};
+pub use result::{CaseResult, JobResult, Options, RealSide, Status};
 use sim::SimDevice;
 
 /// Exit statuses of `blklab conformance`.
@@ -152,11 +153,22 @@ pub fn conclude(
             sim: sim.as_ref().ok().map(|v| v.jobs[i]),
         });
     }
+    let groups: Vec<&str> = case.jobs.iter().map(|j| j.cgroup.as_str()).collect();
+    let share = cases::share_check(case).map(|check| {
+        share::ShareResult::of(
+            &groups,
+            check,
+            opts.real_side,
+            real_runs.as_ref().map(|r| r.runs.as_slice()),
+            sim.as_ref().ok().map(|s| s.jobs.as_slice()),
+        )
+    });
     let status = match (status0, &sim) {
         (_, Err(e)) => Status::Error(format!("simulator: {e}")),
         (Some(s), _) => s,
         (None, Ok(_)) => {
-            let bad = judge(case, &jobs);
+            let mut bad = judge(case, &jobs);
+            bad.extend(share.as_ref().and_then(share::ShareResult::complaint));
             if bad.is_empty() {
                 Status::Pass
             } else {
@@ -208,6 +220,7 @@ pub fn conclude(
         runtime_s: runtime,
         raw,
         qos,
+        share,
     }
 }
 
@@ -251,4 +264,33 @@ pub fn run_all(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every bfq case has a share check of /A; judged on the host for the
+    /// 4-jobs shape only, reported everywhere in QEMU; other cases none.
+    #[test]
+    fn the_bfq_cases_carry_a_share_check() {
+        let all = cases::all();
+        let bfq: Vec<_> = all.iter().filter(|c| c.need == cases::Need::Bfq).collect();
+        assert_eq!(bfq.len(), 3);
+        for c in &bfq {
+            let chk = cases::share_check(c).expect("a bfq case has a share check");
+            assert_eq!(chk.cgroup, "/A");
+            assert_eq!(chk.tol_pts(RealSide::Qemu), None);
+            assert_eq!(
+                chk.tol_pts(RealSide::Host).is_some(),
+                c.name == "bfq-800-100-4j-qd8",
+                "{}",
+                c.name
+            );
+        }
+        assert!(all
+            .iter()
+            .filter(|c| c.need != cases::Need::Bfq)
+            .all(|c| cases::share_check(c).is_none()));
+    }
 }

@@ -64,13 +64,7 @@ impl Metrics {
     pub fn median(runs: &[Metrics]) -> Metrics {
         let mut out = [0.0; 8];
         for (i, o) in out.iter_mut().enumerate() {
-            let mut v: Vec<f64> = runs.iter().map(|r| r.0[i]).collect();
-            v.sort_by(f64::total_cmp);
-            *o = match v.len() {
-                0 => f64::NAN,
-                n if n % 2 == 1 => v[n / 2],
-                n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-            };
+            *o = median(runs.iter().map(|r| r.0[i]).collect());
         }
         Metrics(out)
     }
@@ -92,6 +86,16 @@ impl Metrics {
             };
         }
         out
+    }
+}
+
+/// The median of some figures (NaN for none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 

@@ -167,6 +167,9 @@ pub fn case_text(r: &CaseResult) -> String {
             );
         }
     }
+    if let Some(sh) = &r.share {
+        s.push_str(&sh.text("   "));
+    }
     if let Status::Fail(bad) = &r.status {
         for b in bad {
             let _ = writeln!(s, "   out of tolerance: {b}");
@@ -221,6 +224,11 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
             s.push('\n');
         }
     }
+    let shares: Vec<(&str, &crate::share::ShareResult)> = results
+        .iter()
+        .filter_map(|r| Some((r.case.name.as_str(), r.share.as_ref()?)))
+        .collect();
+    s.push_str(&crate::share::markdown(&shares));
     s.push('\n');
     let _ = writeln!(
         s,
@@ -228,7 +236,7 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
     );
     let mut seen: Vec<String> = Vec::new();
     for r in results {
-        let t: Vec<String> = METRICS
+        let mut t: Vec<String> = METRICS
             .iter()
             .filter_map(|m| {
                 r.case
@@ -236,6 +244,7 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
                     .map(|t| format!("{} {}", m.name(), t.describe(*m)))
             })
             .collect();
+        t.extend(r.share.as_ref().and_then(|sh| sh.tolerance_line()));
         let line = if t.is_empty() {
             "reported only".into()
         } else {
@@ -246,6 +255,8 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
             "throttle" => "throttle-*",
             "iocost" => "iocost-vrate-*",
             "ioprio" => "ioprio-*",
+            // judged per shape
+            "bfq" => r.case.name.as_str(),
             _ => "capped-qos-*",
         };
         let key = format!("{fam}|{line}");

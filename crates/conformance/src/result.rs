@@ -4,6 +4,7 @@
 use crate::cases::Case;
 use crate::loop_device::RawSpeed;
 use crate::metrics::Metrics;
+pub use crate::share::RealSide;
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -13,6 +14,8 @@ pub struct Options {
     pub quick: bool,
     /// Skip the real kernel (simulator only).
     pub sim_only: bool,
+    /// The machine the real side runs on (what some tolerances depend on).
+    pub real_side: RealSide,
 }
 
 /// A case's outcome.
@@ -65,4 +68,6 @@ pub struct CaseResult {
     pub raw: RawSpeed,
     /// iocost's QoS loop on both sides, for cases that trace it.
     pub qos: Option<crate::qos_loop::QosLoop>,
+    /// The share of one group's I/Os on both sides, for cases that judge it.
+    pub share: Option<crate::share::ShareResult>,
 }

@@ -33,6 +33,7 @@ fn run(e: &env::HostEnv, names: &[&str], repeat: u32) -> Vec<conformance::CaseRe
         repeat,
         quick: true,
         sim_only: false,
+        real_side: conformance::RealSide::Host,
     };
     let mut raw = None;
     conformance::run_all(

@@ -200,24 +200,18 @@ impl Bfq {
     /// holds injected requests).
     pub(super) fn inject_sampling_on_arrival(&mut self, q: u32) {
         let j = self.jiffies();
-        let ms = |x: u64| self.hz.msecs_to_jiffies(x);
+        let (ms10, ms1000) = (self.hz.msecs_to_jiffies(10), self.hz.msecs_to_jiffies(1000));
+        if j >= self.queues[q as usize].decrease_time_jif + ms1000 {
+            self.reset_inject_limit(q);
+        }
         let (decr, last_serv) = {
             let qq = &self.queues[q as usize];
             (qq.decrease_time_jif, qq.last_serv_time_ns)
         };
-        if j >= decr + ms(1000) {
-            // bfq_reset_inject_limit
-            let qq = &mut self.queues[q as usize];
-            qq.last_serv_time_ns = 0;
-            qq.inject_limit = if qq.has_short_ttime { 0 } else { 1 };
-            qq.decrease_time_jif = j;
-            self.waited_rq = None;
-        }
-        let decr = self.queues[q as usize].decrease_time_jif;
         if self.in_service == Some(q)
             && (self.tot_rq_in_driver == 0
                 || (last_serv > 0 && self.rqs_injected && self.tot_rq_in_driver > 0))
-            && j >= decr + ms(10)
+            && j >= decr + ms10
         {
             self.last_empty_occupied_ns = self.now;
             self.wait_dispatch = true;
@@ -225,6 +219,18 @@ impl Bfq {
                 self.rqs_injected = false;
             }
         }
+    }
+
+    /// `bfq_reset_inject_limit`: forget the base service time; the limit
+    /// restarts at 0 for a queue with a short think time (whose requests
+    /// injection would delay), 1 otherwise.
+    pub(super) fn reset_inject_limit(&mut self, q: u32) {
+        let j = self.jiffies();
+        let qq = &mut self.queues[q as usize];
+        qq.last_serv_time_ns = 0;
+        qq.inject_limit = if qq.has_short_ttime { 0 } else { 1 };
+        qq.decrease_time_jif = j;
+        self.waited_rq = None;
     }
 
     /// `bfq_update_inject_limit`: the awaited request completed; compare

@@ -260,6 +260,7 @@ impl Bfq {
     fn add_request(&mut self, reqs: &Slab<Request>, id: ReqId, q: u32) {
         let r = reqs.get(id);
         let (sector, sectors, sync) = (r.sector, r.sectors(), r.sync);
+        self.update_ttime_and_seek(q, sector, sectors);
         let was_empty = self.queues[q as usize].queued() == 0;
         if was_empty && sync {
             self.inject_sampling_on_arrival(q);
@@ -279,17 +280,9 @@ impl Bfq {
             s.fifo_key = seq;
             s.sectors = sectors;
         }
-        let slice_idle = self.t.slice_idle_ns;
-        let nonrot = self.nonrot;
-        let now = self.now;
         let last_position = self.last_position;
         let (back_max, back_penalty) = (self.t.back_max_kb * 2, self.t.back_penalty);
         let qq = &mut self.queues[q as usize];
-        if qq.sync {
-            qq.update_thinktime(now, slice_idle);
-            qq.update_has_short_ttime(slice_idle);
-        }
-        qq.update_seektime(sector, sectors, nonrot);
         qq.sort.insert((sector, seq), id);
         qq.fifo.insert(seq, (id, fifo_time));
         let prev = qq.next_rq;
@@ -307,6 +300,38 @@ impl Bfq {
             self.updated_next_req(reqs, q);
         }
         self.rq_enqueued(q, sector + sectors, sectors);
+    }
+
+    /// The updates `__bfq_insert_request` makes before `bfq_add_request`
+    /// (so that the inject-limit sampling there sees them: Paolo Valente's
+    /// "block, bfq: bring forward seek&think time update", v5.3):
+    /// `bfq_update_io_thinktime`, which samples only a queue with nothing
+    /// queued or in the drive (Jan Kara's "bfq: Use only idle IO periods
+    /// for think time calculations", 2021, in v6.1 and later); then
+    /// `bfq_update_has_short_ttime`, which resets the inject limit when the
+    /// think-time state flips before a base service time was sampled (to
+    /// long at once, to short only 100 ms after the last decrease); then
+    /// `bfq_update_io_seektime`.
+    fn update_ttime_and_seek(&mut self, q: u32, sector: u64, sectors: u64) {
+        let slice_idle = self.t.slice_idle_ns;
+        let (now, nonrot, j) = (self.now, self.nonrot, self.jiffies());
+        let ms100 = self.hz.msecs_to_jiffies(100);
+        let qq = &mut self.queues[q as usize];
+        if qq.sync {
+            if qq.dispatched == 0 && !qq.busy {
+                qq.update_thinktime(now, slice_idle);
+            }
+            let was_short = qq.has_short_ttime;
+            qq.update_has_short_ttime(slice_idle);
+            let changed = qq.has_short_ttime != was_short;
+            let reset = changed
+                && qq.last_serv_time_ns == 0
+                && (j >= qq.decrease_time_jif + ms100 || !qq.has_short_ttime);
+            if reset {
+                self.reset_inject_limit(q);
+            }
+        }
+        self.queues[q as usize].update_seektime(sector, sectors, nonrot);
     }
 
     /// `bfq_updated_next_req`: a queue not in service whose first request

@@ -141,3 +141,67 @@ fn the_inject_limit_follows_the_service_time_of_first_requests() {
     assert_eq!(h.bfq.queues[qa as usize].decrease_time_jif, h.bfq.jiffies());
     assert!(!h.bfq.rqs_injected && h.bfq.waited_rq.is_none());
 }
+
+/// `bfq_update_io_thinktime` samples only a queue with nothing queued or
+/// in the drive: not test2's second request while its injected first one
+/// is in flight, not test1's request while test1 idles in service.
+#[test]
+fn think_time_is_sampled_only_from_an_idle_queue() {
+    let (mut h, a, b) = two_groups();
+    let (qa, _, _) = inject_one_of_two(&mut h, a, b);
+    let qb = queue_of(&h, 1, b);
+    let samples = |h: &H, q: u32| h.bfq.queues[q as usize].ttime.samples;
+    // one sample each, taken when the queues were created ((7*0+256)/8):
+    // test2's second request came with the first in the drive
+    assert_eq!((samples(&h, qa), samples(&h, qb)), (32, 32));
+    assert_eq!(h.bfq.queues[qb as usize].dispatched, 1);
+    // test1 idles in service (busy) and gets a request: no sample either
+    assert!(h.bfq.queues[qa as usize].busy);
+    h.advance_us(5);
+    h.read(0, a);
+    assert_eq!((samples(&h, qa), samples(&h, qb)), (32, 32));
+}
+
+/// `bfq_update_has_short_ttime`: before a base service time is sampled,
+/// a flip to a long think time resets the inject limit at once (to 1), a
+/// flip back to short only 100 ms after the last decrease (to 0).
+#[test]
+fn think_time_flips_reset_the_inject_limit_until_a_base_time_exists() {
+    let (mut h, a, _) = two_groups();
+    h.now = 500 * NSEC_PER_MSEC;
+    h.read(0, a);
+    let qa = queue_of(&h, 0, a);
+    let slice_idle = h.bfq.t.slice_idle_ns;
+    // Call the update directly, with the queue as it would be after a
+    // while with no I/O (not busy, nothing in the drive) and a valid mean.
+    let mut flip = |h: &mut H, at_ms: u64, mean_ns: u64, last_serv_ns: u64| {
+        h.now = at_ms * NSEC_PER_MSEC;
+        h.bfq.now = h.now;
+        let q = &mut h.bfq.queues[qa as usize];
+        q.busy = false;
+        q.dispatched = 0;
+        q.last_serv_time_ns = last_serv_ns;
+        // the arrival comes right after the last completion (elapsed 0),
+        // so the new mean is 7/8 of `mean_ns`
+        q.ttime = queue::Ttime {
+            last_end_request: h.now,
+            samples: 256,
+            total: 256 * mean_ns * 8 / 7,
+            mean: mean_ns * 8 / 7,
+        };
+        h.bfq.update_ttime_and_seek(qa, 0, 8);
+        let q = &h.bfq.queues[qa as usize];
+        (q.has_short_ttime, q.inject_limit, q.decrease_time_jif)
+    };
+    assert_eq!(h.bfq.queues[qa as usize].inject_limit, 0);
+    // short -> long: reset at once, limit 1, decrease time noted (HZ 1000)
+    assert_eq!(flip(&mut h, 500, slice_idle, 0), (false, 1, 500));
+    // long -> short 50 ms later: too soon after the decrease, kept
+    assert_eq!(flip(&mut h, 550, 0, 0), (true, 1, 500));
+    // short -> long -> short past 100 ms: each flip resets
+    assert_eq!(flip(&mut h, 560, slice_idle, 0), (false, 1, 560));
+    assert_eq!(flip(&mut h, 700, 0, 0), (true, 0, 700));
+    // with a base service time sampled, a flip changes nothing
+    h.bfq.queues[qa as usize].inject_limit = 3;
+    assert_eq!(flip(&mut h, 900, slice_idle, 40_000), (false, 3, 700));
+}
