@@ -447,6 +447,25 @@ pub const IOLATENCY_TIGHT_US: u32 = 100;
 /// share with it. At the 2000 µs target A meets it (its p90 is about
 /// 0.5 ms on the real kernel) and nothing is throttled; at 100 µs it misses.
 fn iolatency(name: &str, target_us: Option<u32>) -> Case {
+    iolatency_on(
+        name,
+        target_us,
+        HostDevice::Capped {
+            lower_limit: CAP_LIMIT.into(),
+        },
+    )
+}
+
+/// A target no I/O can meet (µs): every window of A misses on both sides,
+/// so B's depth is halved at every scale event (500 ms apart) down to 1.
+pub const IOLATENCY_MISS_US: u32 = 1;
+
+/// As `iolatency`, on `device`.
+fn iolatency_on(name: &str, target_us: Option<u32>, device: HostDevice) -> Case {
+    let where_ = match &device {
+        HostDevice::Capped { lower_limit } => format!("capped disk ({lower_limit})"),
+        HostDevice::Loop => "loop device".to_string(),
+    };
     let a_files = match target_us {
         Some(t) => files(&[("io.latency", &format!("{{DEV}} target={t}"))]),
         None => vec![],
@@ -454,7 +473,7 @@ fn iolatency(name: &str, target_us: Option<u32>) -> Case {
     Case {
         name: format!("iolatency-protect-{name}"),
         about: format!(
-            "capped disk ({CAP_LIMIT}), A 4k randread QD4 beside B 4k randread QD32, {}",
+            "{where_}, A 4k randread QD4 beside B 4k randread QD32, {}",
             match target_us {
                 Some(t) => format!("A with io.latency target={t} us"),
                 None => "no io.latency (the comparison)".to_string(),
@@ -465,9 +484,7 @@ fn iolatency(name: &str, target_us: Option<u32>) -> Case {
         } else {
             Need::Throttle
         },
-        device: HostDevice::Capped {
-            lower_limit: CAP_LIMIT.into(),
-        },
+        device,
         scheduler: Scheduler::none(),
         root_files: vec![],
         groups: vec![("/A".into(), a_files), ("/B".into(), vec![])],
@@ -531,6 +548,7 @@ pub fn all() -> Vec<Case> {
     v.push(iolatency("off", None));
     v.push(iolatency("on", Some(IOLATENCY_TARGET_US)));
     v.push(iolatency("tight", Some(IOLATENCY_TIGHT_US)));
+    v.push(iolatency("miss", Some(IOLATENCY_MISS_US)));
     v
 }
 

@@ -5,8 +5,13 @@
 //! strings on cgroup v2, and real fio in the groups, started together.
 //!
 //! What it leaves in `$BLKLAB_OUT` for the harness: `device` (key=value
-//! lines: dev, devno, dio, rotational, lower) and `job<I>.r<R>.json`, fio's
-//! JSON of job I in repetition R.
+//! lines: dev, devno, dio, rotational, lower), `job<I>.r<R>.json`, fio's
+//! JSON of job I in repetition R, and after each repetition every group's
+//! `io.stat` and `io.latency` (`iostat.<group>.r<R>`, `iolatency.<group>.r<R>`;
+//! blk-cgroup's `blkcg_debug_stats` is switched on so that blk-iolatency's
+//! fields appear). blk-iolatency cases also sample the groups' io.stat every
+//! 200 ms while the jobs run (`iostat-series.r<R>`: uptime, group, the line
+//! of the case's device).
 
 use std::fmt::Write as _;
 
@@ -46,6 +51,47 @@ fn value(v: &str) -> String {
 pub fn qos_trace_file(rep: u32) -> String {
     format!("vrate_adj.r{rep}.trace")
 }
+
+/// A group's name in file names: its path below the case's parent group
+/// with `/` as `_` and anything outside [A-Za-z0-9._-] as `_` (the names the
+/// guest's runner sends); the parent group itself is `root`.
+pub fn group_tag(g: &str) -> String {
+    let rel = g.trim_matches('/');
+    if rel.is_empty() {
+        return "root".into();
+    }
+    rel.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The file group `g`'s io.stat is left in after repetition `rep`.
+pub fn io_stat_file(g: &str, rep: u32) -> String {
+    format!("iostat.{}.r{rep}", group_tag(g))
+}
+
+/// The file group `g`'s io.latency is left in after repetition `rep`.
+pub fn io_latency_file(g: &str, rep: u32) -> String {
+    format!("iolatency.{}.r{rep}", group_tag(g))
+}
+
+/// The file of repetition `rep`'s io.stat samples (blk-iolatency cases).
+pub fn io_stat_series_file(rep: u32) -> String {
+    format!("iostat-series.r{rep}")
+}
+
+/// How often the io.stat sampler of blk-iolatency cases reads (µs).
+const SERIES_PERIOD_US: u32 = 200_000;
+
+/// blk-cgroup's switch for the policies' debug fields in io.stat: without
+/// it `iolatency_pd_stat` prints nothing.
+const DEBUG_STATS: &str = "/sys/module/blk_cgroup/parameters/blkcg_debug_stats";
 
 /// tracefs, mounted by blklab-vm's /init.
 const TRACEFS: &str = "/sys/kernel/tracing";
@@ -119,6 +165,8 @@ echo +io > "$P/cgroup.subtree_control""#,
             let _ = writeln!(s, "echo {} > {}/{}", value(v), dir(g), sh_quote(f));
         }
     }
+    let _ = writeln!(s, "echo 1 > {DEBUG_STATS} 2>/dev/null || true");
+    let series = case.need == crate::cases::Need::IoLatency;
     let n = case.jobs.len();
     for r in 0..repeat.max(1) {
         // a fresh start barrier per repetition
@@ -142,9 +190,40 @@ echo +io > "$P/cgroup.subtree_control""#,
                 quoted.join(" ")
             );
         }
+        if series {
+            let mut body = String::new();
+            for (g, _) in &case.groups {
+                let _ = write!(
+                    body,
+                    "echo \"$t {} $(grep \"^$no \" {}/io.stat)\"; ",
+                    group_tag(g),
+                    dir(g)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "( set +e; while :; do t=$(cut -d' ' -f1 /proc/uptime); {body}usleep {SERIES_PERIOD_US}; done ) > \"$BLKLAB_OUT/{}\" 2>/dev/null &\nsampler=$!",
+                io_stat_series_file(r)
+            );
+        }
         let _ = writeln!(s, "blk_barrier_release {n}");
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
+        }
+        if series {
+            let _ = writeln!(
+                s,
+                "kill \"$sampler\" 2>/dev/null || true\nwait \"$sampler\" 2>/dev/null || true"
+            );
+        }
+        for (g, _) in &case.groups {
+            let _ = writeln!(
+                s,
+                "cat {d}/io.stat > \"$BLKLAB_OUT/{}\" 2>/dev/null || true\ncat {d}/io.latency > \"$BLKLAB_OUT/{}\" 2>/dev/null || true",
+                io_stat_file(g, r),
+                io_latency_file(g, r),
+                d = dir(g)
+            );
         }
         if case.trace_qos {
             let _ = writeln!(
@@ -215,5 +294,47 @@ mod tests {
         assert!(on < s.find("blk_barrier_release").unwrap());
         assert_eq!(s.matches("echo > $T/trace").count(), 2);
         assert!(!script("capped-qos-iocost-off").contains("tracing"));
+    }
+
+    #[test]
+    fn every_group_leaves_its_io_stat_and_io_latency_after_each_repetition() {
+        let s = script("iolatency-protect-tight");
+        // blk-iolatency's fields appear only with blk-cgroup's debug stats
+        let dbg = s.find(&format!("echo 1 > {DEBUG_STATS}")).unwrap();
+        assert!(dbg < s.find("blk_barrier_release").unwrap(), "{s}");
+        for r in 0..2 {
+            for g in ["A", "B"] {
+                assert!(
+                    s.contains(&format!(
+                        "cat \"$P\"/{g}/io.stat > \"$BLKLAB_OUT/iostat.{g}.r{r}\" 2>/dev/null || true"
+                    )),
+                    "{s}"
+                );
+                assert!(s.contains(&format!(
+                    "cat \"$P\"/{g}/io.latency > \"$BLKLAB_OUT/iolatency.{g}.r{r}\""
+                )));
+            }
+            // sampled while the jobs run, stopped before the snapshots
+            let f = io_stat_series_file(r);
+            let start = s.find(&format!("> \"$BLKLAB_OUT/{f}\"")).unwrap();
+            let snap = s.find(&format!("iostat.A.r{r}")).unwrap();
+            assert!(start < snap);
+        }
+        assert_eq!(s.matches("usleep 200000").count(), 2, "{s}");
+        assert!(s.contains("kill \"$sampler\""));
+        // other cases keep their snapshots but do not sample
+        let t = script("capped-qos-iocost-on");
+        assert!(
+            t.contains("iostat.A.r1") && !t.contains("iostat-series"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn group_tags_are_names_the_guest_sends() {
+        assert_eq!(group_tag("/A"), "A");
+        assert_eq!(group_tag("/"), "root");
+        assert_eq!(group_tag("/a/b c"), "a_b_c");
+        assert_eq!(io_stat_file("/x/y", 2), "iostat.x_y.r2");
     }
 }
