@@ -439,6 +439,9 @@ const IOLATENCY_TOL: [Option<Tolerance>; 8] = [None; 8];
 pub const IOLATENCY_TARGET_US: u32 = 2000;
 /// A target A cannot meet on the capped disk (µs).
 pub const IOLATENCY_TIGHT_US: u32 = 100;
+/// A target no I/O can meet (µs): every window of A misses on both sides,
+/// so B's depth is halved at every scale event (500 ms apart) down to 1.
+pub const IOLATENCY_MISS_US: u32 = 1;
 
 /// A (4k randread QD4) beside B (4k randread QD32) on the capped disk, A
 /// protected by io.latency with `target_us` (None: no io.latency, the
@@ -447,25 +450,6 @@ pub const IOLATENCY_TIGHT_US: u32 = 100;
 /// share with it. At the 2000 µs target A meets it (its p90 is about
 /// 0.5 ms on the real kernel) and nothing is throttled; at 100 µs it misses.
 fn iolatency(name: &str, target_us: Option<u32>) -> Case {
-    iolatency_on(
-        name,
-        target_us,
-        HostDevice::Capped {
-            lower_limit: CAP_LIMIT.into(),
-        },
-    )
-}
-
-/// A target no I/O can meet (µs): every window of A misses on both sides,
-/// so B's depth is halved at every scale event (500 ms apart) down to 1.
-pub const IOLATENCY_MISS_US: u32 = 1;
-
-/// As `iolatency`, on `device`.
-fn iolatency_on(name: &str, target_us: Option<u32>, device: HostDevice) -> Case {
-    let where_ = match &device {
-        HostDevice::Capped { lower_limit } => format!("capped disk ({lower_limit})"),
-        HostDevice::Loop => "loop device".to_string(),
-    };
     let a_files = match target_us {
         Some(t) => files(&[("io.latency", &format!("{{DEV}} target={t}"))]),
         None => vec![],
@@ -473,7 +457,7 @@ fn iolatency_on(name: &str, target_us: Option<u32>, device: HostDevice) -> Case 
     Case {
         name: format!("iolatency-protect-{name}"),
         about: format!(
-            "{where_}, A 4k randread QD4 beside B 4k randread QD32, {}",
+            "capped disk ({CAP_LIMIT}), A 4k randread QD4 beside B 4k randread QD32, {}",
             match target_us {
                 Some(t) => format!("A with io.latency target={t} us"),
                 None => "no io.latency (the comparison)".to_string(),
@@ -484,7 +468,9 @@ fn iolatency_on(name: &str, target_us: Option<u32>, device: HostDevice) -> Case 
         } else {
             Need::Throttle
         },
-        device,
+        device: HostDevice::Capped {
+            lower_limit: CAP_LIMIT.into(),
+        },
         scheduler: Scheduler::none(),
         root_files: vec![],
         groups: vec![("/A".into(), a_files), ("/B".into(), vec![])],

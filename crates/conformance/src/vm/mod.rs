@@ -405,3 +405,31 @@ fn depth_changes(series: &str, case: &Case, rep: u32) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_stat_fields_and_depth_changes_from_the_sampler() {
+        let line = "7:2 rbytes=1 use_delay=7 delay_nsec=0 missed=0 total=0 depth=1";
+        assert_eq!(io_stat_field(line, "depth"), Some("1"));
+        assert_eq!(io_stat_field(line, "use_delay"), Some("7"));
+        assert_eq!(io_stat_field(line, "delay"), None);
+        let case = crate::cases::select(&["iolatency-protect-miss".into()])
+            .unwrap()
+            .remove(0);
+        // B's line appears once B has issued I/O; A's never changes
+        let series = "10.00 A 7:2 missed=0 total=0 depth=max\n10.00 B \n\
+                      10.20 A 7:2 missed=1 total=1 depth=max\n10.20 B 7:2 missed=0 total=0 depth=max\n\
+                      10.40 A 7:2 missed=3 total=3 depth=max\n10.40 B 7:2 missed=0 total=0 depth=64\n\
+                      10.60 B 7:2 missed=0 total=0 depth=64\nnot a sample\n";
+        assert_eq!(
+            depth_changes(series, &case, 1),
+            vec![
+                "real iolatency depth of /A in run 1 (value@s): max@0.0".to_string(),
+                "real iolatency depth of /B in run 1 (value@s): -@0.0 max@0.2 64@0.4".to_string(),
+            ]
+        );
+    }
+}
