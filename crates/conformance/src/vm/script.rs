@@ -171,6 +171,24 @@ echo +io > "$P/cgroup.subtree_control""#,
     for r in 0..repeat.max(1) {
         // a fresh start barrier per repetition
         let _ = writeln!(s, "rm -rf \"$BLKLAB_TMP/barrier\"");
+        if r > 0 {
+            // blk-iolatency's state outlives a run (the throttled sibling's
+            // depth and use_delay, the parent's cookie): writing the target
+            // away and back resets the parent's scaling
+            // (`iolatency_clear_scaling`), and each sibling returns to
+            // unlimited depth at its next submission (`check_scale_change`
+            // sees the default cookie), as in the simulator's fresh run
+            for (g, files) in &case.groups {
+                for (f, v) in files.iter().filter(|(f, _)| f == "io.latency") {
+                    let _ = writeln!(
+                        s,
+                        "echo \"$no target=max\" > {d}/{f}\necho {} > {d}/{f}",
+                        value(v),
+                        d = dir(g)
+                    );
+                }
+            }
+        }
         if case.trace_qos {
             // a fresh buffer per repetition, large enough for a period a
             // millisecond long over the whole run
@@ -336,5 +354,16 @@ mod tests {
         assert_eq!(group_tag("/"), "root");
         assert_eq!(group_tag("/a/b c"), "a_b_c");
         assert_eq!(io_stat_file("/x/y", 2), "iostat.x_y.r2");
+    }
+
+    #[test]
+    fn io_latency_is_reset_between_repetitions() {
+        let s = script("iolatency-protect-tight");
+        let reset = "echo \"$no target=max\" > \"$P\"/A/io.latency\necho \"$no target=100\" > \"$P\"/A/io.latency";
+        // once before each repetition after the first, before its jobs start
+        assert_eq!(s.matches(reset).count(), 1, "{s}");
+        let at = s.find(reset).unwrap();
+        assert!(at > s.find("job0.r0.json").unwrap() && at < s.find("job0.r1.json").unwrap());
+        assert!(!script("iolatency-protect-off").contains("target=max"));
     }
 }
