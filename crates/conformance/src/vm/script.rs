@@ -173,19 +173,35 @@ echo +io > "$P/cgroup.subtree_control""#,
         let _ = writeln!(s, "rm -rf \"$BLKLAB_TMP/barrier\"");
         if r > 0 {
             // blk-iolatency's state outlives a run (the throttled sibling's
-            // depth and use_delay, the parent's cookie): writing the target
-            // away and back resets the parent's scaling
-            // (`iolatency_clear_scaling`), and each sibling returns to
-            // unlimited depth at its next submission (`check_scale_change`
-            // sees the default cookie), as in the simulator's fresh run
+            // depth and use_delay, the parent's cookie). Changing a target
+            // resets the parent's scaling (`iolatency_clear_scaling`); the
+            // detour is a non-zero target so the policy stays enabled. A
+            // sibling returns to unlimited depth at its next submission
+            // (`check_scale_change` sees the default cookie): one read in
+            // each group without a target does that before the jobs start,
+            // or A's first miss could come first and leave it at depth 1.
+            let mut reset = false;
             for (g, files) in &case.groups {
                 for (f, v) in files.iter().filter(|(f, _)| f == "io.latency") {
                     let _ = writeln!(
                         s,
-                        "echo \"$no target=max\" > {d}/{f}\necho {} > {d}/{f}",
+                        "echo \"$no target=1000000\" > {d}/{f}\necho {} > {d}/{f}",
                         value(v),
                         d = dir(g)
                     );
+                    reset = true;
+                }
+            }
+            if reset {
+                let _ = writeln!(s, "echo 1 > /proc/sys/vm/drop_caches");
+                for (g, files) in &case.groups {
+                    if !files.iter().any(|(f, _)| f == "io.latency") {
+                        let _ = writeln!(
+                            s,
+                            "blk_in_cgroup {} dd if=\"$dev\" of=/dev/null bs=4096 count=1 2>/dev/null || echo \"reset read in {g} failed\" >&2",
+                            dir(g)
+                        );
+                    }
                 }
             }
         }
@@ -359,11 +375,16 @@ mod tests {
     #[test]
     fn io_latency_is_reset_between_repetitions() {
         let s = script("iolatency-protect-tight");
-        let reset = "echo \"$no target=max\" > \"$P\"/A/io.latency\necho \"$no target=100\" > \"$P\"/A/io.latency";
+        let reset = "echo \"$no target=1000000\" > \"$P\"/A/io.latency\necho \"$no target=100\" > \"$P\"/A/io.latency";
         // once before each repetition after the first, before its jobs start
         assert_eq!(s.matches(reset).count(), 1, "{s}");
         let at = s.find(reset).unwrap();
         assert!(at > s.find("job0.r0.json").unwrap() && at < s.find("job0.r1.json").unwrap());
-        assert!(!script("iolatency-protect-off").contains("target=max"));
+        // then one read in B (no target) brings B back to unlimited depth
+        let kick = "blk_in_cgroup \"$P\"/B dd if=\"$dev\" of=/dev/null bs=4096 count=1";
+        assert_eq!(s.matches(kick).count(), 1, "{s}");
+        assert!(s.find(kick).unwrap() > at);
+        assert!(!s.contains("\"$P\"/A dd"));
+        assert!(!script("iolatency-protect-off").contains("target=1000000"));
     }
 }
