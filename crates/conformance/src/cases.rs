@@ -452,15 +452,31 @@ fn bfq_shares(jobs: u32, depth: u32) -> Case {
 
 // ---- blk-iolatency (issue 21) ----
 
-/// io.latency: reported, not judged until repeated runs on a kernel with
-/// CONFIG_BLK_CGROUP_IOLATENCY give the spread (the stock Debian kernels
-/// are built without it).
+/// io.latency cases the simulator does not follow for the same reason as
+/// the kernel: reported, not judged. At 2000 µs (`-on`) and 100 µs
+/// (`-tight`) the real kernel's A misses now and then (B's depth dips, or
+/// oscillates 8 ↔ 16) while the simulated capped disk completes A's bios in
+/// ~2 µs and never misses; B's depth >= 8 does not move the split, so IOPS
+/// agree without the mechanism agreeing (docs/fidelity/iolatency.md).
 const IOLATENCY_TOL: [Option<Tolerance>; 8] = [None; 8];
+
+/// `-off` (no target) and `-miss` (every window misses on both sides, B
+/// scaled to depth 1 by ~4 s): the capped disk's tolerances. 3 × 8 s on
+/// built-6.1-hz1000 (docs/fidelity/conformance.md): real IOPS spread
+/// 0.7–0.9 % (off) and 2.2–2.4 % (miss); simulator −10 % / +9 % (off) and
+/// −5 % / +4 % (miss) per job; clat mean within 11 %. B's depth sequence and
+/// slat mean (its sleep in `rq_qos_wait`, real 871 / sim 863 µs) are
+/// reported: the per-case tolerance would hold A's slat (fio's submit cost)
+/// to the same band.
+const IOLATENCY_JUDGED_TOL: [Option<Tolerance>; 8] = CAPPED_TOL;
 
 /// The io.latency target of A in the iolatency cases (µs).
 pub const IOLATENCY_TARGET_US: u32 = 2000;
 /// A target A cannot meet on the capped disk (µs).
 pub const IOLATENCY_TIGHT_US: u32 = 100;
+/// A target no I/O can meet (µs): every window of A misses on both sides,
+/// so B's depth is halved at every scale event (500 ms apart) down to 1.
+pub const IOLATENCY_MISS_US: u32 = 1;
 
 /// A (4k randread QD4) beside B (4k randread QD32) on the capped disk, A
 /// protected by io.latency with `target_us` (None: no io.latency, the
@@ -468,7 +484,7 @@ pub const IOLATENCY_TIGHT_US: u32 = 100;
 /// in a window take longer than the target, so A's latency falls and B's
 /// share with it. At the 2000 µs target A meets it (its p90 is about
 /// 0.5 ms on the real kernel) and nothing is throttled; at 100 µs it misses.
-fn iolatency(name: &str, target_us: Option<u32>) -> Case {
+fn iolatency(name: &str, target_us: Option<u32>, tolerance: [Option<Tolerance>; 8]) -> Case {
     let a_files = match target_us {
         Some(t) => files(&[("io.latency", &format!("{{DEV}} target={t}"))]),
         None => vec![],
@@ -500,7 +516,7 @@ fn iolatency(name: &str, target_us: Option<u32>) -> Case {
         runtime_s: 8,
         quick_runtime_s: 5,
         deterministic: false,
-        tolerance: IOLATENCY_TOL,
+        tolerance,
         trace_qos: false,
     }
 }
@@ -550,9 +566,14 @@ pub fn all() -> Vec<Case> {
     }
     v.push(ioprio(false));
     v.push(ioprio(true));
-    v.push(iolatency("off", None));
-    v.push(iolatency("on", Some(IOLATENCY_TARGET_US)));
-    v.push(iolatency("tight", Some(IOLATENCY_TIGHT_US)));
+    v.push(iolatency("off", None, IOLATENCY_JUDGED_TOL));
+    v.push(iolatency("on", Some(IOLATENCY_TARGET_US), IOLATENCY_TOL));
+    v.push(iolatency("tight", Some(IOLATENCY_TIGHT_US), IOLATENCY_TOL));
+    v.push(iolatency(
+        "miss",
+        Some(IOLATENCY_MISS_US),
+        IOLATENCY_JUDGED_TOL,
+    ));
     v
 }
 

@@ -57,6 +57,9 @@ pub struct RealRuns {
     /// The kernel's `iocost_ioc_vrate_adj` events over all runs, for cases
     /// that trace the QoS loop (None: not traced here).
     pub qos: Option<Result<Vec<crate::qos_loop::VrateAdj>, String>>,
+    /// Report lines from the groups' io.stat / io.latency after each run
+    /// (the VM harness; reported, not judged).
+    pub io_stat: Vec<String>,
 }
 
 /// Whether the host can run `case`; the reason when not.
@@ -576,6 +579,7 @@ pub fn run(
         notes,
         // the host harness does not trace (its iocost cases need cgroup v2)
         qos: None,
+        io_stat: Vec::new(),
     })
 }
 

@@ -178,6 +178,10 @@ pub fn conclude(
     };
     if let Some(r) = &real_runs {
         notes.splice(0..0, r.notes.iter().cloned());
+        notes.extend(r.io_stat.iter().cloned());
+    }
+    if let Ok(s) = &sim {
+        notes.extend(sim_io_stat_notes(case, &s.io_stat));
     }
     let qos = case.trace_qos.then(|| {
         let mut side =
@@ -222,6 +226,24 @@ pub fn conclude(
         qos,
         share,
     }
+}
+
+/// The simulator's io.stat of the case's groups, for cases that have real
+/// io.stat lines beside them (blk-iolatency's fields are what they show).
+fn sim_io_stat_notes(case: &Case, io_stat: &[(String, String)]) -> Vec<String> {
+    if !case.name.starts_with("iolatency") {
+        return Vec::new();
+    }
+    case.groups
+        .iter()
+        .filter_map(|(g, _)| {
+            let (_, s) = io_stat.iter().find(|(p, _)| p == g)?;
+            Some(format!(
+                "simulator io.stat {g} at the end: {}",
+                s.trim().replace('\n', " | ")
+            ))
+        })
+        .collect()
 }
 
 /// The exit status for a set of results.

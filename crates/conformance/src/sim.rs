@@ -182,6 +182,8 @@ pub struct SimOut {
     pub jobs: Vec<Metrics>,
     /// iocost's QoS-loop events when the case traces them.
     pub qos: Option<Result<Vec<VrateAdj>, String>>,
+    /// io.stat of every cgroup with fields at the end (`runner::io_stat_all`).
+    pub io_stat: Vec<(String, String)>,
 }
 
 /// Run the simulator on the case.
@@ -207,6 +209,7 @@ pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Resu
     Ok(SimOut {
         jobs,
         qos: case.trace_qos.then(|| collect.take()),
+        io_stat: out.io_stat.clone(),
     })
 }
 

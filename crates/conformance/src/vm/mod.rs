@@ -297,6 +297,7 @@ fn guest_runs(
         }
         Ok(all)
     });
+    let io_stat = io_stat_notes(case, r, repeat, &device);
     let rotational = kv("rotational").as_deref() == Some("1");
     let dio = kv("dio").unwrap_or_default();
     Ok((
@@ -308,7 +309,127 @@ fn guest_runs(
                 rotational as u8
             )],
             qos,
+            io_stat,
         },
         rotational,
     ))
+}
+
+/// The value of `key` in an io.stat line (`MAJ:MIN k=v k=v ...`).
+pub fn io_stat_field<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+}
+
+/// The guest's io.stat and io.latency files of every repetition as report
+/// lines (reported, not judged): each group's io.stat lines of the case's
+/// devices, its io.latency, and for sampled cases the instants (seconds
+/// from the first sample) at which each group's blk-iolatency depth changed.
+fn io_stat_notes(
+    case: &Case,
+    r: &blklab_vm::CaseResult,
+    repeat: u32,
+    device: &Device,
+) -> Vec<String> {
+    let ours = |l: &str| {
+        let no = l.split_whitespace().next().unwrap_or("");
+        no == device.devno || device.lower.as_ref().is_some_and(|(_, ln)| ln == no)
+    };
+    let text = |f: &str| {
+        r.files
+            .get(f)
+            .map(|b| String::from_utf8_lossy(b).to_string())
+    };
+    let mut out = Vec::new();
+    for rep in 0..repeat.max(1) {
+        for (g, _) in &case.groups {
+            if let Some(t) = text(&script::io_stat_file(g, rep)) {
+                let lines: Vec<&str> = t.lines().filter(|l| ours(l)).collect();
+                out.push(format!(
+                    "real io.stat {g} after run {rep}: {}",
+                    if lines.is_empty() {
+                        "(no line for the case's devices)".to_string()
+                    } else {
+                        lines.join(" | ")
+                    }
+                ));
+            }
+            if let Some(t) = text(&script::io_latency_file(g, rep)).filter(|t| !t.trim().is_empty())
+            {
+                out.push(format!(
+                    "real io.latency {g}: {}",
+                    t.trim().replace('\n', " | ")
+                ));
+            }
+        }
+        if let Some(t) = text(&script::io_stat_series_file(rep)) {
+            out.extend(depth_changes(&t, case, rep));
+        }
+    }
+    out
+}
+
+/// From a sampler file (`UPTIME TAG MAJ:MIN k=v ...` lines), each group's
+/// blk-iolatency depth as `value@seconds` at every change.
+fn depth_changes(series: &str, case: &Case, rep: u32) -> Vec<String> {
+    let mut t0 = None;
+    let mut out = Vec::new();
+    for (g, _) in &case.groups {
+        let tag = script::group_tag(g);
+        let mut last: Option<String> = None;
+        let mut steps = Vec::new();
+        for l in series.lines() {
+            let mut w = l.splitn(3, ' ');
+            let (Some(t), Some(gt)) = (w.next(), w.next()) else {
+                continue;
+            };
+            let Ok(t) = t.parse::<f64>() else { continue };
+            let t0 = *t0.get_or_insert(t);
+            if gt != tag {
+                continue;
+            }
+            let depth = io_stat_field(w.next().unwrap_or(""), "depth")
+                .unwrap_or("-")
+                .to_string();
+            if last.as_ref() != Some(&depth) {
+                steps.push(format!("{depth}@{:.1}", t - t0));
+                last = Some(depth);
+            }
+        }
+        if !steps.is_empty() {
+            out.push(format!(
+                "real iolatency depth of {g} in run {rep} (value@s): {}",
+                steps.join(" ")
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn io_stat_fields_and_depth_changes_from_the_sampler() {
+        let line = "7:2 rbytes=1 use_delay=7 delay_nsec=0 missed=0 total=0 depth=1";
+        assert_eq!(io_stat_field(line, "depth"), Some("1"));
+        assert_eq!(io_stat_field(line, "use_delay"), Some("7"));
+        assert_eq!(io_stat_field(line, "delay"), None);
+        let case = crate::cases::select(&["iolatency-protect-miss".into()])
+            .unwrap()
+            .remove(0);
+        // B's line appears once B has issued I/O; A's never changes
+        let series = "10.00 A 7:2 missed=0 total=0 depth=max\n10.00 B \n\
+                      10.20 A 7:2 missed=1 total=1 depth=max\n10.20 B 7:2 missed=0 total=0 depth=max\n\
+                      10.40 A 7:2 missed=3 total=3 depth=max\n10.40 B 7:2 missed=0 total=0 depth=64\n\
+                      10.60 B 7:2 missed=0 total=0 depth=64\nnot a sample\n";
+        assert_eq!(
+            depth_changes(series, &case, 1),
+            vec![
+                "real iolatency depth of /A in run 1 (value@s): max@0.0".to_string(),
+                "real iolatency depth of /B in run 1 (value@s): -@0.0 max@0.2 64@0.4".to_string(),
+            ]
+        );
+    }
 }

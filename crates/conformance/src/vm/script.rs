@@ -5,8 +5,13 @@
 //! strings on cgroup v2, and real fio in the groups, started together.
 //!
 //! What it leaves in `$BLKLAB_OUT` for the harness: `device` (key=value
-//! lines: dev, devno, dio, rotational, lower) and `job<I>.r<R>.json`, fio's
-//! JSON of job I in repetition R.
+//! lines: dev, devno, dio, rotational, lower), `job<I>.r<R>.json`, fio's
+//! JSON of job I in repetition R, and after each repetition every group's
+//! `io.stat` and `io.latency` (`iostat.<group>.r<R>`, `iolatency.<group>.r<R>`;
+//! blk-cgroup's `blkcg_debug_stats` is switched on so that blk-iolatency's
+//! fields appear). blk-iolatency cases also sample the groups' io.stat every
+//! 200 ms while the jobs run (`iostat-series.r<R>`: uptime, group, the line
+//! of the case's device).
 
 use std::fmt::Write as _;
 
@@ -46,6 +51,47 @@ fn value(v: &str) -> String {
 pub fn qos_trace_file(rep: u32) -> String {
     format!("vrate_adj.r{rep}.trace")
 }
+
+/// A group's name in file names: its path below the case's parent group
+/// with `/` as `_` and anything outside [A-Za-z0-9._-] as `_` (the names the
+/// guest's runner sends); the parent group itself is `root`.
+pub fn group_tag(g: &str) -> String {
+    let rel = g.trim_matches('/');
+    if rel.is_empty() {
+        return "root".into();
+    }
+    rel.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The file group `g`'s io.stat is left in after repetition `rep`.
+pub fn io_stat_file(g: &str, rep: u32) -> String {
+    format!("iostat.{}.r{rep}", group_tag(g))
+}
+
+/// The file group `g`'s io.latency is left in after repetition `rep`.
+pub fn io_latency_file(g: &str, rep: u32) -> String {
+    format!("iolatency.{}.r{rep}", group_tag(g))
+}
+
+/// The file of repetition `rep`'s io.stat samples (blk-iolatency cases).
+pub fn io_stat_series_file(rep: u32) -> String {
+    format!("iostat-series.r{rep}")
+}
+
+/// How often the io.stat sampler of blk-iolatency cases reads (µs).
+const SERIES_PERIOD_US: u32 = 200_000;
+
+/// blk-cgroup's switch for the policies' debug fields in io.stat: without
+/// it `iolatency_pd_stat` prints nothing.
+const DEBUG_STATS: &str = "/sys/module/blk_cgroup/parameters/blkcg_debug_stats";
 
 /// tracefs, mounted by blklab-vm's /init.
 const TRACEFS: &str = "/sys/kernel/tracing";
@@ -119,10 +165,46 @@ echo +io > "$P/cgroup.subtree_control""#,
             let _ = writeln!(s, "echo {} > {}/{}", value(v), dir(g), sh_quote(f));
         }
     }
+    let _ = writeln!(s, "echo 1 > {DEBUG_STATS} 2>/dev/null || true");
+    let series = case.need == crate::cases::Need::IoLatency;
     let n = case.jobs.len();
     for r in 0..repeat.max(1) {
         // a fresh start barrier per repetition
         let _ = writeln!(s, "rm -rf \"$BLKLAB_TMP/barrier\"");
+        if r > 0 {
+            // blk-iolatency's state outlives a run (the throttled sibling's
+            // depth and use_delay, the parent's cookie). Changing a target
+            // resets the parent's scaling (`iolatency_clear_scaling`); the
+            // detour is a non-zero target so the policy stays enabled. A
+            // sibling returns to unlimited depth at its next submission
+            // (`check_scale_change` sees the default cookie): one read in
+            // each group without a target does that before the jobs start,
+            // or A's first miss could come first and leave it at depth 1.
+            let mut reset = false;
+            for (g, files) in &case.groups {
+                for (f, v) in files.iter().filter(|(f, _)| f == "io.latency") {
+                    let _ = writeln!(
+                        s,
+                        "echo \"$no target=1000000\" > {d}/{f}\necho {} > {d}/{f}",
+                        value(v),
+                        d = dir(g)
+                    );
+                    reset = true;
+                }
+            }
+            if reset {
+                let _ = writeln!(s, "echo 1 > /proc/sys/vm/drop_caches");
+                for (g, files) in &case.groups {
+                    if !files.iter().any(|(f, _)| f == "io.latency") {
+                        let _ = writeln!(
+                            s,
+                            "blk_in_cgroup {} dd if=\"$dev\" of=/dev/null bs=4096 count=1 2>/dev/null || echo \"reset read in {g} failed\" >&2",
+                            dir(g)
+                        );
+                    }
+                }
+            }
+        }
         if case.trace_qos {
             // a fresh buffer per repetition, large enough for a period a
             // millisecond long over the whole run
@@ -142,9 +224,40 @@ echo +io > "$P/cgroup.subtree_control""#,
                 quoted.join(" ")
             );
         }
+        if series {
+            let mut body = String::new();
+            for (g, _) in &case.groups {
+                let _ = write!(
+                    body,
+                    "echo \"$t {} $(grep \"^$no \" {}/io.stat)\"; ",
+                    group_tag(g),
+                    dir(g)
+                );
+            }
+            let _ = writeln!(
+                s,
+                "( set +e; while :; do t=$(cut -d' ' -f1 /proc/uptime); {body}usleep {SERIES_PERIOD_US}; done ) > \"$BLKLAB_OUT/{}\" 2>/dev/null &\nsampler=$!",
+                io_stat_series_file(r)
+            );
+        }
         let _ = writeln!(s, "blk_barrier_release {n}");
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
+        }
+        if series {
+            let _ = writeln!(
+                s,
+                "kill \"$sampler\" 2>/dev/null || true\nwait \"$sampler\" 2>/dev/null || true"
+            );
+        }
+        for (g, _) in &case.groups {
+            let _ = writeln!(
+                s,
+                "cat {d}/io.stat > \"$BLKLAB_OUT/{}\" 2>/dev/null || true\ncat {d}/io.latency > \"$BLKLAB_OUT/{}\" 2>/dev/null || true",
+                io_stat_file(g, r),
+                io_latency_file(g, r),
+                d = dir(g)
+            );
         }
         if case.trace_qos {
             let _ = writeln!(
@@ -215,5 +328,63 @@ mod tests {
         assert!(on < s.find("blk_barrier_release").unwrap());
         assert_eq!(s.matches("echo > $T/trace").count(), 2);
         assert!(!script("capped-qos-iocost-off").contains("tracing"));
+    }
+
+    #[test]
+    fn every_group_leaves_its_io_stat_and_io_latency_after_each_repetition() {
+        let s = script("iolatency-protect-tight");
+        // blk-iolatency's fields appear only with blk-cgroup's debug stats
+        let dbg = s.find(&format!("echo 1 > {DEBUG_STATS}")).unwrap();
+        assert!(dbg < s.find("blk_barrier_release").unwrap(), "{s}");
+        for r in 0..2 {
+            for g in ["A", "B"] {
+                assert!(
+                    s.contains(&format!(
+                        "cat \"$P\"/{g}/io.stat > \"$BLKLAB_OUT/iostat.{g}.r{r}\" 2>/dev/null || true"
+                    )),
+                    "{s}"
+                );
+                assert!(s.contains(&format!(
+                    "cat \"$P\"/{g}/io.latency > \"$BLKLAB_OUT/iolatency.{g}.r{r}\""
+                )));
+            }
+            // sampled while the jobs run, stopped before the snapshots
+            let f = io_stat_series_file(r);
+            let start = s.find(&format!("> \"$BLKLAB_OUT/{f}\"")).unwrap();
+            let snap = s.find(&format!("iostat.A.r{r}")).unwrap();
+            assert!(start < snap);
+        }
+        assert_eq!(s.matches("usleep 200000").count(), 2, "{s}");
+        assert!(s.contains("kill \"$sampler\""));
+        // other cases keep their snapshots but do not sample
+        let t = script("capped-qos-iocost-on");
+        assert!(
+            t.contains("iostat.A.r1") && !t.contains("iostat-series"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn group_tags_are_names_the_guest_sends() {
+        assert_eq!(group_tag("/A"), "A");
+        assert_eq!(group_tag("/"), "root");
+        assert_eq!(group_tag("/a/b c"), "a_b_c");
+        assert_eq!(io_stat_file("/x/y", 2), "iostat.x_y.r2");
+    }
+
+    #[test]
+    fn io_latency_is_reset_between_repetitions() {
+        let s = script("iolatency-protect-tight");
+        let reset = "echo \"$no target=1000000\" > \"$P\"/A/io.latency\necho \"$no target=100\" > \"$P\"/A/io.latency";
+        // once before each repetition after the first, before its jobs start
+        assert_eq!(s.matches(reset).count(), 1, "{s}");
+        let at = s.find(reset).unwrap();
+        assert!(at > s.find("job0.r0.json").unwrap() && at < s.find("job0.r1.json").unwrap());
+        // then one read in B (no target) brings B back to unlimited depth
+        let kick = "blk_in_cgroup \"$P\"/B dd if=\"$dev\" of=/dev/null bs=4096 count=1";
+        assert_eq!(s.matches(kick).count(), 1, "{s}");
+        assert!(s.find(kick).unwrap() > at);
+        assert!(!s.contains("\"$P\"/A dd"));
+        assert!(!script("iolatency-protect-off").contains("target=1000000"));
     }
 }

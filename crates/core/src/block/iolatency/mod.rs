@@ -92,7 +92,12 @@ pub struct Grp {
     /// The target (`min_lat_nsec`); 0 = none.
     pub min_lat_ns: u64,
     pub cur_win_ns: Ns,
-    pub window_start: Ns,
+    /// When the current window began (`window_start`, set at
+    /// `iolatency_pd_init`). None for a group whose policy data predates the
+    /// run: the kernel creates a group's data when the group's io.latency is
+    /// written (or the policy activated), i.e. before the workload starts,
+    /// so its first window is long due and the first completion closes it.
+    pub window_start: Option<Ns>,
     /// The allowed depth (`rq_depth.max_depth`); UNLIMITED until scaled.
     pub max_depth: u32,
     pub rqw: RqWait<BioId>,
@@ -112,8 +117,8 @@ pub struct Grp {
 }
 
 impl Grp {
-    /// Mirrors `iolatency_pd_init`.
-    fn new(ssd: bool, now: Ns, parent_cookie: u32) -> Grp {
+    /// Mirrors `iolatency_pd_init`; `now` None: before the run (set-up).
+    fn new(ssd: bool, now: Option<Ns>, parent_cookie: u32) -> Grp {
         Grp {
             min_lat_ns: 0,
             cur_win_ns: MIN_WIN_NS,
@@ -243,7 +248,8 @@ impl IoLatency {
             kick_at: None,
             enable_cnt: 0,
         };
-        lat.ensure(cgroups, 0);
+        // the scenario's set-up happens before the run's first instant
+        lat.ensure(cgroups, None);
         let named = force || !targets.is_empty();
         for (cg, ns) in targets {
             lat.set_limit(cg, ns);
@@ -252,8 +258,8 @@ impl IoLatency {
     }
 
     /// Policy data for every cgroup of the tree (`iolatency_pd_init`,
-    /// parents before children as the tree lists them).
-    fn ensure(&mut self, cgroups: &CgroupTree, now: Ns) {
+    /// parents before children as the tree lists them); `now` None at set-up.
+    fn ensure(&mut self, cgroups: &CgroupTree, now: Option<Ns>) {
         while self.grps.len() < cgroups.len() {
             let cg = self.grps.len() as CgId;
             let cookie = cgroups

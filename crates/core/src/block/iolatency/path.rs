@@ -92,7 +92,7 @@ impl RqQos for IoLatency {
 
     /// Mirrors `blkcg_iolatency_throttle`.
     fn throttle(&mut self, ctx: &mut Ctx, id: BioId, bio: &mut Bio) -> QosVerdict {
-        self.ensure(ctx.cgroups, ctx.now);
+        self.ensure(ctx.cgroups, Some(ctx.now));
         if !self.enabled() {
             return QosVerdict::Proceed;
         }
@@ -127,8 +127,11 @@ impl RqQos for IoLatency {
                 // the issue stamp: Q, after blk-throttle (see docs/fidelity/iolatency.md)
                 self.record_time(cg, bio.t_queue, now, as_root);
                 let g = &mut self.grps[cg as usize];
-                if now > g.window_start && now - g.window_start >= g.cur_win_ns {
-                    g.window_start = now;
+                let due = g
+                    .window_start
+                    .is_none_or(|t| now > t && now - t >= g.cur_win_ns);
+                if due {
+                    g.window_start = Some(now);
                     let stat = std::mem::replace(&mut g.stat, LatStat::new(g.ssd));
                     let mut info = std::mem::take(&mut self.grps[p as usize].child);
                     scale::check_latencies(
@@ -173,7 +176,7 @@ impl RqQos for IoLatency {
     /// `blkcg_maybe_throttle_current` for blk-iolatency's part: the largest
     /// owed delay on the path while its `use_delay` is set, capped at 250 ms.
     fn return_delay(&mut self, ctx: &mut Ctx, cg: CgId) -> Ns {
-        self.ensure(ctx.cgroups, ctx.now);
+        self.ensure(ctx.cgroups, Some(ctx.now));
         if !self.enabled() {
             return 0;
         }
@@ -194,7 +197,9 @@ impl RqQos for IoLatency {
         delay::sleep_for(now, delays.into_iter())
     }
 
-    /// Mirrors `iolatency_pd_stat` as printed with `blkcg_debug_stats` on.
+    /// Mirrors `iolatency_pd_stat` as printed with `blkcg_debug_stats` on,
+    /// after the blkg's `use_delay=N delay_nsec=N` (`blkcg_print_one_stat`,
+    /// printed while use_delay is not 0; the model's delay is per policy).
     fn io_stat(&self, cg: CgId) -> String {
         let Some(g) = self.grps.get(cg as usize) else {
             return String::new();
@@ -207,12 +212,22 @@ impl RqQos for IoLatency {
         } else {
             g.max_depth.to_string()
         };
+        // blk-cgroup's own debug fields come first (`blkcg_print_one_stat`):
+        // the blkg's delay state while `use_delay` is set
+        let blkg = if g.delay.use_delay != 0 {
+            format!(
+                " use_delay={} delay_nsec={}",
+                g.delay.use_delay, g.delay.delay_ns
+            )
+        } else {
+            String::new()
+        };
         match g.stat {
             LatStat::Ps { missed, total } => {
-                format!(" missed={missed} total={total} depth={depth}")
+                format!("{blkg} missed={missed} total={total} depth={depth}")
             }
             LatStat::Rqs(_) => format!(
-                " depth={depth} avg_lat={} win={}",
+                "{blkg} depth={depth} avg_lat={} win={}",
                 g.lat_avg_ns / 1000,
                 g.cur_win_ns / 1_000_000
             ),
@@ -230,7 +245,7 @@ impl RqQos for IoLatency {
         if file != "io.latency" {
             return None;
         }
-        self.ensure(ctx.cgroups, ctx.now);
+        self.ensure(ctx.cgroups, Some(ctx.now));
         let l = match params::parse_io_latency(value) {
             Ok(l) => l,
             Err(e) => return Some(Err(e)),

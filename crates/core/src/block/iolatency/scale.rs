@@ -28,7 +28,13 @@ pub struct ChildLat {
     /// The target of the group that caused the current scale-down.
     pub scale_lat: u64,
     pub scale_grp: Option<CgId>,
-    pub last_scale_event: Ns,
+    /// The last scale event; None: none yet. The kernel keeps 0 there and
+    /// compares it with `ktime_get()`, time since boot, which on any running
+    /// system is far more than 500 ms (or 5 s) past 0: a parent's first
+    /// scale event is never held back, and the timer forgets an old scale
+    /// group at once. The simulator's clock starts at 0 with the run, so
+    /// "none yet" must be explicit.
+    pub last_scale_event: Option<Ns>,
     pub nr_samples: u64,
 }
 
@@ -38,7 +44,7 @@ impl Default for ChildLat {
             scale_cookie: DEFAULT_SCALE_COOKIE,
             scale_lat: 0,
             scale_grp: None,
-            last_scale_event: 0,
+            last_scale_event: None,
             nr_samples: 0,
         }
     }
@@ -157,7 +163,10 @@ pub fn check_latencies(
     let samples = g.cur_stat.samples();
     info.nr_samples = info.nr_samples - g.nr_samples.min(info.nr_samples) + samples;
     g.nr_samples = samples;
-    if info.last_scale_event >= now || now - info.last_scale_event < MIN_ADJUST_TIME_NS {
+    if info
+        .last_scale_event
+        .is_some_and(|t| t >= now || now - t < MIN_ADJUST_TIME_NS)
+    {
         // too soon after the last scale event: keep accumulating
         return;
     }
@@ -167,11 +176,11 @@ pub fn check_latencies(
         }
         if info.scale_grp == Some(cg) {
             // the group we throttled others for is fine again
-            info.last_scale_event = now;
+            info.last_scale_event = Some(now);
             scale_cookie_change(info, qd, true);
         }
     } else if info.scale_lat == 0 || info.scale_lat >= g.min_lat_ns {
-        info.last_scale_event = now;
+        info.last_scale_event = Some(now);
         if info.scale_grp.is_none() || info.scale_lat > g.min_lat_ns {
             info.scale_lat = g.min_lat_ns;
             info.scale_grp = Some(cg);
@@ -185,14 +194,18 @@ pub fn check_latencies(
 /// with nobody asking for it creeps back up; a scale group that has not
 /// caused a scale event for 5 s is forgotten.
 pub fn timer_tick(info: &mut ChildLat, now: Ns, qd: u32) {
-    if info.scale_cookie >= DEFAULT_SCALE_COOKIE || info.last_scale_event >= now {
+    if info.scale_cookie >= DEFAULT_SCALE_COOKIE || info.last_scale_event.is_some_and(|t| t >= now)
+    {
         return;
     }
     if info.scale_grp.is_none() {
         scale_cookie_change(info, qd, true);
         return;
     }
-    if now - info.last_scale_event >= SCALE_GRP_EXPIRY_NS {
+    if info
+        .last_scale_event
+        .is_none_or(|t| now - t >= SCALE_GRP_EXPIRY_NS)
+    {
         info.scale_grp = None;
     }
 }

@@ -168,6 +168,12 @@ fn sibling_depth_halves_then_recovers() {
         r.lat.grp(b).unwrap().delay.use_delay > 0,
         "use_delay after depth 1"
     );
+    // io.stat shows it before the policy's fields, as blk-cgroup prints it
+    let n = r.lat.grp(b).unwrap().delay.use_delay;
+    assert_eq!(
+        r.lat.io_stat(b),
+        format!(" use_delay={n} delay_nsec=0 missed=0 total=0 depth=1")
+    );
     // /a is fine again: at ≥ 500 ms intervals its parent's cookie goes up
     // by qd/16 and /b pays back use_delay, then grows 1 → 5 → 9 …
     let mut ups = vec![];
@@ -243,7 +249,7 @@ fn timer_raises_an_orphaned_cookie_and_forgets_the_scale_group() {
     let mut info = ChildLat {
         scale_cookie: DEFAULT_SCALE_COOKIE - 32,
         scale_grp: Some(3),
-        last_scale_event: 1_000 * MS,
+        last_scale_event: Some(1_000 * MS),
         ..ChildLat::default()
     };
     scale::timer_tick(&mut info, 2_000 * MS, 64);
@@ -292,4 +298,54 @@ fn setup_errors() {
     let max = testutil::tree_with(&[("/a", "io.latency", "259:0 target=max")]);
     let l = IoLatency::new(&dev, &max, false).unwrap().unwrap();
     assert!(!l.enabled());
+}
+
+/// The kernel's clock is time since boot and a group's window starts when
+/// its policy data is made (the io.latency write, before the workload): the
+/// first completion of a run closes a window, and a parent's first scale
+/// event is not held back by the 500 ms rule (`last_scale_event` is 0, far
+/// in the past). A miss on the very first bio, 1 ms into the run, halves
+/// the sibling at once; the next halving waits 500 ms.
+#[test]
+fn the_first_window_closes_on_the_first_completion_of_the_run() {
+    let mut r = Rig::new(1000, None);
+    r.run("/b", 0, 1, MS / 10);
+    assert_eq!(r.depth("/b"), UNLIMITED);
+    // one bio of /a taking 2 ms against a 1 ms target: a missed window of one
+    r.run("/a", 0, 1, 2 * MS);
+    let info = &r.lat.grp(0).unwrap().child;
+    assert_eq!(info.last_scale_event, Some(2 * MS));
+    assert_eq!(info.scale_cookie, DEFAULT_SCALE_COOKIE - 16);
+    r.run("/b", 3 * MS, 1, MS / 10);
+    assert_eq!(
+        r.depth("/b"),
+        32,
+        "halved from qd 64 at its next submission"
+    );
+    // misses in the next windows before 502 ms do not scale again
+    let mut t = 2 * MS;
+    while t < 400 * MS {
+        t += 100 * MS;
+        r.run("/a", t, 10, 2 * MS);
+        r.run("/b", t + 3 * MS, 1, MS / 10);
+    }
+    assert_eq!(r.depth("/b"), 32);
+    r.run("/a", 503 * MS, 10, 2 * MS);
+    r.run("/b", 506 * MS, 1, MS / 10);
+    assert_eq!(r.depth("/b"), 16);
+}
+
+/// A scale group with no scale event yet counts as long expired for the
+/// timer (the kernel compares time since boot with 0).
+#[test]
+fn the_timer_forgets_a_scale_group_that_never_scaled() {
+    let mut info = ChildLat {
+        scale_cookie: DEFAULT_SCALE_COOKIE - 16,
+        scale_grp: Some(2),
+        ..ChildLat::default()
+    };
+    scale::timer_tick(&mut info, 1_000 * MS, 64);
+    assert_eq!(info.scale_grp, None);
+    scale::timer_tick(&mut info, 2_000 * MS, 64);
+    assert_eq!(info.scale_cookie, DEFAULT_SCALE_COOKIE - 12);
 }
