@@ -80,6 +80,7 @@ pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
         scheduler,
         iosched: Vec::new(),
         wbt: None,
+        idle_wake_ns: 0,
     })
 }
 
