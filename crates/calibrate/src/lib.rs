@@ -232,8 +232,8 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     }
     report.push_str(&render::measurements(&jobs, &measured, o.verbose));
 
-    let sim = |m: &blklab_core::drivers::ModelSpec, cpu: &blklab_core::CpuCosts, j: &Job| {
-        sim_run::simulate(&facts.device(m.clone()), *cpu, &j.args)
+    let sim = |m: &blklab_core::drivers::ModelSpec, h: &fit::HostCosts, j: &Job| {
+        sim_run::simulate(&facts.device(m.clone(), h.idle_wake_ns), h.cpu, &j.args)
     };
     let f = fit::fit(&measured, &facts, o.model, &sim, &jobs)
         .map_err(|e| CalError::Failed(format!("{}: fitting the models: {e}", tpath.display())))?;
@@ -243,7 +243,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     let block = render::device_block(&facts, &f, f.chosen);
     let line = f.io_cost_model(&devno);
     report.push_str(&format!(
-        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
+        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat on a busy device here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
         tpath.display(),
         if o.quick { " --quick" } else { "" },
         match f.chosen {
@@ -251,7 +251,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             ModelKind::Linear => "linear",
             ModelKind::Cloud => "cloud",
         },
-        f.cpu.submit_ns
+        f.host.cpu.submit_ns
     ));
 
     let validation = if o.validate {
@@ -265,7 +265,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         let mut rows = Vec::new();
         for j in &vjobs {
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
-            let simr = sim_run::simulate(&dev_cfg, f.cpu, &j.args).map_err(|e| {
+            let simr = sim_run::simulate(&dev_cfg, f.host.cpu, &j.args).map_err(|e| {
                 CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
             })?;
             if o.verbose {
