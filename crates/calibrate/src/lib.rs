@@ -193,18 +193,35 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         .map(|id| (tpath.as_path(), id, target.size_bytes));
     let watch = Watch::new(file, &devno).map_err(CalError::Failed)?;
 
-    let jobs = plan::plan(o.quick, facts.size_bytes, writes);
-    let vjobs = if o.validate {
+    // Every job (measurement, validation, preconditioning) uses the same span.
+    let span = plan::span_bytes(o.quick, facts.size_bytes);
+    let mut jobs = plan::plan(o.quick, span, writes);
+    let mut vjobs = if o.validate {
         validate::jobs(o.quick, writes)
     } else {
         Vec::new()
     };
-    let budget = plan::budget_s(&jobs) + plan::budget_s(&vjobs);
+    if span < facts.size_bytes {
+        plan::limit_to(&mut jobs, span);
+        plan::limit_to(&mut vjobs, span);
+    }
+    // Only where calibrate may write: a file, or a device with --destructive.
+    let pre = writes.then(|| plan::precondition(span));
+    let pre_s = pre.as_ref().map_or(0, |p| p.runtime_s + 1);
+    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs);
     eprintln!(
-        "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {} fio jobs of {} s{}; time budget about {} s",
+        "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {}{} fio jobs of {} s{}; time budget about {} s",
         tpath.display(),
         facts.size_bytes >> 20,
         if writes { "" } else { ", read-only (no --destructive)" },
+        match &pre {
+            Some(_) => format!(
+                "one write of {} MiB to precondition it (about {pre_s} s at {} MB/s) + ",
+                span >> 20,
+                plan::PRECONDITION_BPS / 1_000_000
+            ),
+            None => String::new(),
+        },
         jobs.len(),
         plan::runtime_s(o.quick),
         if vjobs.is_empty() {
@@ -224,6 +241,23 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         pb: progress(budget as u64),
         done_s: 0,
     };
+    if let Some(p) = &pre {
+        let t = Instant::now();
+        runner.run(p).inspect_err(|_| runner.pb.abandon())?;
+        report.push_str(&format!(
+            "# preconditioned: the first {} MiB written once in {:.1} s before measuring (measurement and validation read written data)\n",
+            span >> 20,
+            t.elapsed().as_secs_f64()
+        ));
+    } else {
+        report.push_str("# not preconditioned (read-only): reads see the device as it is\n");
+    }
+    if span < facts.size_bytes {
+        report.push_str(&format!(
+            "# every job stays in the first {} MiB (--quick)\n",
+            span >> 20
+        ));
+    }
     let mut measured: Measured = BTreeMap::new();
     for j in &jobs {
         let r = runner.run(j);
