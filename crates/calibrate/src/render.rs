@@ -76,6 +76,9 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
             let _ = writeln!(s, "read = {}", dist(&m.read));
             let _ = writeln!(s, "write = {}", dist(&m.write));
             let _ = writeln!(s, "unit_bps = {}", m.unit_bps);
+            if let Some(w) = m.unit_write_bps {
+                let _ = writeln!(s, "unit_write_bps = {w}");
+            }
             let _ = writeln!(s, "queue_depth = {}", m.queue_depth);
         }
         ModelKind::Linear => {
@@ -174,6 +177,7 @@ mod tests {
                     sigma: 0.4,
                 },
                 unit_bps: 2_000_000_000,
+                unit_write_bps: Some(1_500_000_000),
                 placement: Placement::LeastBusy,
                 stripe_kb: 128,
                 queue_depth: 128,
