@@ -63,7 +63,7 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
     if fit.host.idle_wake_ns > 0 {
         let _ = writeln!(
             s,
-            "idle_wake_ns = {}       # a submission to the idle device wakes its worker",
+            "idle_wake_ns = {}   # a submission to the idle device wakes its worker",
             fit.host.idle_wake_ns
         );
     }
