@@ -34,6 +34,20 @@ fn measure_on(model: &ModelSpec, host: &HostCosts, jobs: &[Job]) -> Measured {
         .collect()
 }
 
+/// The fitted ssd model runs the QD1 and QD64 random reads at the measured
+/// IOPS, within 8 %.
+fn reproduces_qd1_and_qd64(f: &Fit, m: &Measured, jobs: &[Job]) {
+    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
+        let j = jobs.iter().find(|j| j.id == id).unwrap();
+        let a = m[&id].main().iops;
+        let b = sim(&f.model(ModelKind::Ssd), &f.host, j)
+            .unwrap()
+            .main()
+            .iops;
+        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
+    }
+}
+
 #[test]
 fn submit_costs_split_qd1_slat_into_submit_and_idle_wake() {
     // a tmpfs loop device: 9.9 µs of slat at QD1, 2.6 µs at QD64
@@ -105,15 +119,7 @@ fn a_known_ssd_is_recovered() {
     let wb = f.ssd.unit_write_bps.unwrap() as f64;
     assert!((wb / 5e8 - 1.0).abs() < 0.15, "unit_write_bps {wb}");
     // The fitted model reproduces QD1 and QD64 reads within a few %.
-    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
-        let j = jobs.iter().find(|j| j.id == id).unwrap();
-        let a = m[&id].main().iops;
-        let b = sim(&f.model(ModelKind::Ssd), &f.host, j)
-            .unwrap()
-            .main()
-            .iops;
-        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
-    }
+    reproduces_qd1_and_qd64(&f, &m, &jobs);
     assert!(f
         .io_cost_model("7:9")
         .starts_with("7:9 ctrl=user model=linear rbps="));
@@ -206,15 +212,7 @@ fn a_threaded_device_gets_its_idle_wake_and_both_rates() {
     let w = f.host.idle_wake_ns;
     assert!((6_800..=7_000).contains(&w), "idle_wake_ns {w}");
     // ... and the model runs QD1 and QD64 at the measured rates
-    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
-        let j = jobs.iter().find(|j| j.id == id).unwrap();
-        let a = m[&id].main().iops;
-        let b = sim(&f.model(ModelKind::Ssd), &f.host, j)
-            .unwrap()
-            .main()
-            .iops;
-        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
-    }
+    reproduces_qd1_and_qd64(&f, &m, &jobs);
     // Fitted without the wake-up (QD1's slat taken to be QD64's, as the
     // submit cost alone was before), the device gets the clat but not the
     // call's 7 µs, and QD1 runs far too fast: the +40 % a tmpfs loop
@@ -272,59 +270,24 @@ fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
     let mib = 1048576.0;
     let q1_slat = 1e9 / 33442.0 - 18.5e3 - 500.0;
     let mut m = Measured::new();
-    let mut put = |id: &str, d: DirFigures, w: bool| {
-        m.insert(id.to_string(), one(d, w));
-    };
-    put(
-        plan::LAT_READ_4K,
-        fig(33442.0, 130.6 * mib, 18.5, 1.3, 71.2, q1_slat),
-        false,
-    );
-    put(
-        plan::LAT_WRITE_4K,
-        fig(27412.0, 107.1 * mib, 24.3, 18.8, 73.2, 0.0),
-        true,
-    );
-    put(
-        plan::LAT_READ_64K,
-        fig(17252.0, 1078.2 * mib, 38.2, 44.3, 98.8, 0.0),
-        false,
-    );
-    put(
-        &plan::rand_read_id(8),
-        fig(208698.0, 815.2 * mib, 35.1, 28.5, 89.6, 0.0),
-        false,
-    );
-    put(
-        &plan::rand_read_id(64),
-        fig(274437.0, 1072.0 * mib, 230.2, 205.8, 399.4, 2643.0),
-        false,
-    );
-    put(
-        plan::RAND_WRITE_QD64,
-        fig(261856.0, 1022.9 * mib, 241.4, 207.9, 485.4, 0.0),
-        true,
-    );
-    put(
-        plan::SEQ_READ_4K,
-        fig(286902.0, 1120.7 * mib, 220.2, 205.8, 391.2, 0.0),
-        false,
-    );
-    put(
-        plan::SEQ_WRITE_4K,
-        fig(260238.0, 1016.6 * mib, 242.8, 214.0, 440.3, 0.0),
-        true,
-    );
-    put(
-        plan::SEQ_READ_BIG,
-        fig(304.0, 5102464426.0, 2775.4, 2670.6, 4014.1, 0.0),
-        false,
-    );
-    put(
-        plan::SEQ_WRITE_BIG,
-        fig(242.0, 4056030241.0, 3349.4, 3031.0, 4685.8, 0.0),
-        true,
-    );
+    // (job, IOPS, MiB/s, clat mean, p50, p99 µs, slat ns, writes); the big
+    // blocks' B/s from the io.cost.model line (rbps, wbps)
+    #[rustfmt::skip]
+    let rows = [
+        (plan::LAT_READ_4K.to_string(), 33442.0, 130.6 * mib, 18.5, 1.3, 71.2, q1_slat, false),
+        (plan::LAT_WRITE_4K.to_string(), 27412.0, 107.1 * mib, 24.3, 18.8, 73.2, 0.0, true),
+        (plan::LAT_READ_64K.to_string(), 17252.0, 1078.2 * mib, 38.2, 44.3, 98.8, 0.0, false),
+        (plan::rand_read_id(8), 208698.0, 815.2 * mib, 35.1, 28.5, 89.6, 0.0, false),
+        (plan::rand_read_id(64), 274437.0, 1072.0 * mib, 230.2, 205.8, 399.4, 2643.0, false),
+        (plan::RAND_WRITE_QD64.to_string(), 261856.0, 1022.9 * mib, 241.4, 207.9, 485.4, 0.0, true),
+        (plan::SEQ_READ_4K.to_string(), 286902.0, 1120.7 * mib, 220.2, 205.8, 391.2, 0.0, false),
+        (plan::SEQ_WRITE_4K.to_string(), 260238.0, 1016.6 * mib, 242.8, 214.0, 440.3, 0.0, true),
+        (plan::SEQ_READ_BIG.to_string(), 304.0, 5102464426.0, 2775.4, 2670.6, 4014.1, 0.0, false),
+        (plan::SEQ_WRITE_BIG.to_string(), 242.0, 4056030241.0, 3349.4, 3031.0, 4685.8, 0.0, true),
+    ];
+    for (id, iops, bw, mean, p50, p99, slat, w) in rows {
+        m.insert(id, one(fig(iops, bw, mean, p50, p99, slat), w));
+    }
     let mix = fig(174641.0, 682.2 * mib, 125.2, 107.0, 252.9, 0.0);
     m.insert(
         plan::MIX.to_string(),
