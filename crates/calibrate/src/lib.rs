@@ -20,6 +20,9 @@ pub mod target;
 pub mod validate;
 pub mod watch;
 
+#[cfg(test)]
+mod quiet_fixture_tests;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
