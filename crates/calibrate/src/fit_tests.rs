@@ -230,3 +230,43 @@ fn a_threaded_device_gets_its_idle_wake_and_both_rates() {
     let real = m[plan::LAT_READ_4K].main().iops;
     assert!(fast > 1.2 * real, "{fast} vs {real}");
 }
+
+/// fio's default percentile list with the given values (µs) from p90 up.
+fn qd1(p50_us: f64, tail_us: [f64; 6]) -> DirFigures {
+    let mut pcts: Vec<(f64, f64)> = [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0]
+        .iter()
+        .map(|&p| (p, p50_us * 1e3))
+        .collect();
+    for (p, us) in [90.0, 95.0, 99.0, 99.5, 99.9, 99.95].iter().zip(tail_us) {
+        pcts.push((*p, us * 1e3));
+    }
+    DirFigures {
+        clat_pct_ns: pcts,
+        ..DirFigures::default()
+    }
+}
+
+/// The grant window of a 100 ms throttle slice at QD1, as measured on
+/// loaded CI machines: the slow mode's lowest percentile, neither the
+/// stretched p99.9 nor a scheduling delay of the busy host.
+#[test]
+fn grant_window_is_the_slow_modes_lowest_percentile() {
+    // p99.9 stretched to 146 ms by a busy host: p99 (99 ms) is the window
+    let stretched = qd1(18.6, [30.0, 60.0, 99_000.0, 99_500.0, 146_000.0, 150_000.0]);
+    assert_eq!(grant_wait(&stretched), (99.0, 99e6));
+    // p95 at 1 ms from scheduling delays: not the slow mode
+    let delayed = qd1(
+        18.6,
+        [400.0, 1_050.0, 98_000.0, 99_000.0, 99_500.0, 100_000.0],
+    );
+    assert_eq!(grant_wait(&delayed), (99.0, 98e6));
+    // a slow mode reaching down to p90 is kept whole
+    let wide = qd1(
+        18.6,
+        [95_000.0, 97_000.0, 99_000.0, 99_500.0, 100_000.0, 100_000.0],
+    );
+    assert_eq!(grant_wait(&wide), (90.0, 95e6));
+    // no slow mode: p99.9
+    let fast = qd1(18.6, [25.0, 30.0, 60.0, 80.0, 300.0, 900.0]);
+    assert_eq!(grant_wait(&fast), (99.9, 300e3));
+}

@@ -9,9 +9,37 @@
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::ioprio::{Ioprio, IoprioClass, IOPRIO_CLASS_SHIFT};
 use crate::sim::kerr::KernelError;
+use crate::sim::switches::Switches;
 
 /// The cgroup file name.
 pub const FILE: &str = "io.prio.class";
+
+/// The switch choosing the policy table.
+pub const SWITCH: &str = "ioprio.policies";
+
+/// Which `enum prio_policy` the kernel has (switch `ioprio.policies`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PolicyTable {
+    /// v6.5+ (ddf63516d8d3 "blk-ioprio: Introduce promote-to-rt policy"):
+    /// `promote-to-rt` is policy 1 and promotes every non-RT bio to RT/4;
+    /// `none-to-rt` became its alias (number 4).
+    #[default]
+    PromoteToRt,
+    /// v5.14..v6.4: no `promote-to-rt`; `none-to-rt` is policy 1 and, like
+    /// every policy, is applied as the numeric maximum of the bio priority
+    /// and `policy << 13`, so only a bio of class NONE becomes RT (level 0).
+    NoneToRt,
+}
+
+impl PolicyTable {
+    pub fn from_switches(sw: &Switches) -> PolicyTable {
+        if sw.is(SWITCH, "none-to-rt") {
+            PolicyTable::NoneToRt
+        } else {
+            PolicyTable::PromoteToRt
+        }
+    }
+}
 
 /// `enum prio_policy`. The discriminants are the kernel's numbers; they
 /// matter because `restrict-to-be` and `idle` compare against `number << 13`.
@@ -37,6 +65,9 @@ const POLICY_NAMES: [&str; 5] = [
     "none-to-rt",
 ];
 
+/// The names before v6.5, in their order there (`none-to-rt` was policy 1).
+const POLICY_NAMES_PRE_6_5: [&str; 4] = ["no-change", "none-to-rt", "restrict-to-be", "idle"];
+
 /// Names that appeared only in the (since corrected) cgroup-v2 documentation
 /// and were never accepted by the kernel; used to give a helpful message.
 const DOC_ONLY_NAMES: [&str; 2] = ["rt-to-be", "all-to-idle"];
@@ -59,17 +90,35 @@ impl PrioPolicy {
 
     /// `ioprio_set_prio_policy`: `sysfs_match_string` over the policy names,
     /// i.e. an exact match where only a single trailing newline is ignored
-    /// (`sysfs_streq`); anything else is -EINVAL.
+    /// (`sysfs_streq`); anything else is -EINVAL. The current kernel's table.
     pub fn parse(buf: &str) -> Result<PrioPolicy, KernelError> {
+        PrioPolicy::parse_in(buf, PolicyTable::PromoteToRt)
+    }
+
+    /// `ioprio_set_prio_policy` of a kernel with policy table `table`: before
+    /// v6.5 `promote-to-rt` is not a name the file knows (EINVAL).
+    pub fn parse_in(buf: &str, table: PolicyTable) -> Result<PrioPolicy, KernelError> {
         let s = buf.strip_suffix('\n').unwrap_or(buf);
-        if let Some(i) = POLICY_NAMES.iter().position(|n| *n == s) {
-            return Ok(PrioPolicy::from_index(i));
+        let known: Vec<&str> = match table {
+            PolicyTable::PromoteToRt => POLICY_NAMES.to_vec(),
+            PolicyTable::NoneToRt => POLICY_NAMES_PRE_6_5.to_vec(),
+        };
+        if known.contains(&s) {
+            if let Some(i) = POLICY_NAMES.iter().position(|n| *n == s) {
+                return Ok(PrioPolicy::from_index(i));
+            }
         }
         let mut msg = format!(
             "io.prio.class: '{}' is not one of {}",
             s.escape_debug(),
-            POLICY_NAMES.join(", ")
+            known.join(", ")
         );
+        if s == "promote-to-rt" && table == PolicyTable::NoneToRt {
+            msg.push_str(
+                " (promote-to-rt came with v6.5; switch ioprio.policies is none-to-rt, \
+                 as in the 6.1 profile)",
+            );
+        }
         if DOC_ONLY_NAMES.contains(&s) {
             msg.push_str(
                 " (that name appeared only in old documentation; the kernel never accepted it)",
@@ -79,8 +128,19 @@ impl PrioPolicy {
     }
 
     /// `blkcg_set_ioprio`: the policy applied to a bio priority that
-    /// `bio_set_ioprio` has already filled in from the task.
+    /// `bio_set_ioprio` has already filled in from the task (current table).
     pub fn apply(self, prio: Ioprio) -> Ioprio {
+        self.apply_in(prio, PolicyTable::PromoteToRt)
+    }
+
+    /// `blkcg_set_ioprio` of a kernel with policy table `table`. Before v6.5
+    /// `none-to-rt` (policy 1 there) went through the same numeric maximum
+    /// as the other policies: NONE became RT/0, every class kept its value.
+    pub fn apply_in(self, prio: Ioprio, table: PolicyTable) -> Ioprio {
+        if self == PrioPolicy::NoneToRt && table == PolicyTable::NoneToRt {
+            let floor = (IoprioClass::Rt as u16) << IOPRIO_CLASS_SHIFT;
+            return Ioprio(prio.0.max(floor));
+        }
         match self {
             PrioPolicy::NoChange => prio,
             // Anything not already RT becomes RT level 4 (the level an RT task
@@ -108,6 +168,8 @@ impl PrioPolicy {
 pub struct BlkIoprio {
     /// Indexed by CgId; cgroups created later than `new` read as no-change.
     policy: Vec<PrioPolicy>,
+    /// The kernel's policy table (switch `ioprio.policies`).
+    table: PolicyTable,
 }
 
 impl BlkIoprio {
@@ -115,21 +177,21 @@ impl BlkIoprio {
     /// per line; each line is one write, so the last one wins. Empty lines
     /// (left by a write that ended in a newline) are not writes. The first
     /// write the kernel would reject is returned with its cgroup.
-    pub fn new(cgroups: &CgroupTree) -> Result<BlkIoprio, (CgId, KernelError)> {
+    pub fn new(cgroups: &CgroupTree, table: PolicyTable) -> Result<BlkIoprio, (CgId, KernelError)> {
         let mut policy = vec![PrioPolicy::NoChange; cgroups.len()];
         for id in cgroups.ids() {
             if let Some(content) = cgroups.file(id, FILE) {
                 for line in content.split('\n').filter(|l| !l.is_empty()) {
-                    policy[id as usize] = PrioPolicy::parse(line).map_err(|e| (id, e))?;
+                    policy[id as usize] = PrioPolicy::parse_in(line, table).map_err(|e| (id, e))?;
                 }
             }
         }
-        Ok(BlkIoprio { policy })
+        Ok(BlkIoprio { policy, table })
     }
 
     /// A write to `io.prio.class` during the run. On error the old value stays.
     pub fn write(&mut self, cg: CgId, value: &str) -> Result<(), KernelError> {
-        let p = PrioPolicy::parse(value)?;
+        let p = PrioPolicy::parse_in(value, self.table)?;
         let i = cg as usize;
         if i >= self.policy.len() {
             self.policy.resize(i + 1, PrioPolicy::NoChange);
@@ -150,7 +212,7 @@ impl BlkIoprio {
     /// `blkcg_set_ioprio` alone: the cgroup policy applied to `prio`.
     #[inline]
     pub fn blkcg_set_ioprio(&self, cg: CgId, prio: Ioprio) -> Ioprio {
-        self.policy(cg).apply(prio)
+        self.policy(cg).apply_in(prio, self.table)
     }
 
     /// `bio_set_ioprio`: a bio that carries no class of its own (NONE, e.g.
@@ -287,6 +349,74 @@ mod tests {
         }
     }
 
+    /// v5.14..v6.4 (the 6.1 profile): `none-to-rt` is a numeric maximum
+    /// with RT/0, so an ordinary task's BE/4 bio stays BE/4 (the even split
+    /// measured on the kernel built from Debian's 6.1 source); only a bio of
+    /// class NONE becomes RT, at level 0. `promote-to-rt` does not exist.
+    #[test]
+    fn none_to_rt_before_v6_5_is_a_maximum() {
+        use IoprioClass::*;
+        let t = PolicyTable::NoneToRt;
+        let p = PrioPolicy::parse_in("none-to-rt\n", t).unwrap();
+        assert_eq!(p, PrioPolicy::NoneToRt);
+        assert_eq!(p.name(), "none-to-rt");
+        for (input, want) in [
+            (IOPRIO_DEFAULT, v(Rt, 0)),
+            (v(Be, 4), v(Be, 4)),
+            (v(Be, 0), v(Be, 0)),
+            (v(Idle, 7), v(Idle, 7)),
+            (v(Rt, 6), v(Rt, 6)),
+            (Ioprio::new(Rt, 2, 3), Ioprio::new(Rt, 2, 3)),
+        ] {
+            assert_eq!(p.apply_in(input, t), want, "{input}");
+        }
+        // the other policies are the same in both tables
+        for pol in ["restrict-to-be", "idle", "no-change"] {
+            let a = PrioPolicy::parse_in(pol, t).unwrap();
+            let b = PrioPolicy::parse(pol).unwrap();
+            assert_eq!(a, b);
+            for x in [IOPRIO_DEFAULT, v(Rt, 3), v(Be, 4), v(Idle, 1)] {
+                assert_eq!(a.apply_in(x, t), b.apply(x), "{pol} on {x}");
+            }
+        }
+        let e = PrioPolicy::parse_in("promote-to-rt", t).unwrap_err();
+        assert_eq!(e.errno, Errno::Einval);
+        assert!(e.msg.contains("v6.5"), "{}", e.msg);
+        assert!(!e.msg.contains("promote-to-rt, "), "{}", e.msg);
+
+        // end to end through the cgroup file, as Sim sets it up
+        let mut tree = CgroupTree::new();
+        let a = tree.ensure("/a").unwrap();
+        tree.write_file(a, FILE, "none-to-rt");
+        let old = BlkIoprio::new(&tree, t).unwrap();
+        let new = BlkIoprio::new(&tree, PolicyTable::PromoteToRt).unwrap();
+        let task = Ioprio::task_default(0); // BE/4
+        assert_eq!(old.bio_ioprio(a, task), task);
+        assert_eq!(new.bio_ioprio(a, task), v(Rt, 4));
+        tree.write_file(a, FILE, "promote-to-rt");
+        let (cg, e) = BlkIoprio::new(&tree, t).unwrap_err();
+        assert_eq!((cg, e.errno), (a, Errno::Einval));
+        let mut old = old;
+        assert_eq!(
+            old.write(a, "promote-to-rt").unwrap_err().errno,
+            Errno::Einval
+        );
+        assert_eq!(old.show(a), "none-to-rt", "a failed write changes nothing");
+    }
+
+    #[test]
+    fn the_switch_picks_the_table() {
+        let mut sw = Switches::default();
+        assert_eq!(PolicyTable::from_switches(&sw), PolicyTable::PromoteToRt);
+        sw.set(SWITCH, "none-to-rt").unwrap();
+        assert_eq!(PolicyTable::from_switches(&sw), PolicyTable::NoneToRt);
+        let p61 = crate::sim::switches::profile("6.1").unwrap();
+        assert_eq!(
+            PolicyTable::from_switches(&Switches::from_profile(p61)),
+            PolicyTable::NoneToRt
+        );
+    }
+
     #[test]
     fn per_cgroup_not_hierarchical() {
         let mut t = CgroupTree::new();
@@ -296,7 +426,7 @@ mod tests {
         t.write_file(a, FILE, "idle");
         t.write_file(c, FILE, "restrict-to-be");
         t.write_file(c, FILE, "promote-to-rt\n"); // second write wins
-        let bi = BlkIoprio::new(&t).unwrap();
+        let bi = BlkIoprio::new(&t, PolicyTable::default()).unwrap();
         let task = Ioprio::task_default(0); // BE/4
         assert_eq!(bi.bio_ioprio(a, task), v(IoprioClass::Idle, 0));
         // Child of an idle cgroup: nothing inherited.
@@ -312,7 +442,7 @@ mod tests {
         let mut t = CgroupTree::new();
         let a = t.ensure("/a").unwrap();
         t.write_file(a, FILE, "restrict-to-be");
-        let bi = BlkIoprio::new(&t).unwrap();
+        let bi = BlkIoprio::new(&t, PolicyTable::default()).unwrap();
         let task = Ioprio::task_default(0);
         // A per-I/O IDLE priority is kept (not replaced by the task's BE/4)…
         assert_eq!(
@@ -337,9 +467,9 @@ mod tests {
         let mut t = CgroupTree::new();
         let a = t.ensure("/a").unwrap();
         t.write_file(a, FILE, "all-to-idle");
-        let (cg, e) = BlkIoprio::new(&t).unwrap_err();
+        let (cg, e) = BlkIoprio::new(&t, PolicyTable::default()).unwrap_err();
         assert_eq!((cg, e.errno), (a, Errno::Einval));
-        let mut bi = BlkIoprio::new(&CgroupTree::new()).unwrap();
+        let mut bi = BlkIoprio::new(&CgroupTree::new(), PolicyTable::default()).unwrap();
         bi.write(0, "idle").unwrap();
         assert!(bi.write(0, "nonsense").is_err());
         assert_eq!(bi.policy(0), PrioPolicy::AllToIdle);

@@ -210,14 +210,15 @@ pub(crate) trait BlkMq: BlkHost {
         self.get_request(dev, id);
     }
 
-    /// `__blk_mq_alloc_requests`: take a tag or wait for one, FIFO.
+    /// `__blk_mq_alloc_requests` → `blk_mq_get_tag`: take a free tag, even
+    /// ahead of sleepers, or sleep on the tag set's wait queues.
     fn get_request(&mut self, dev: DevId, id: BioId) {
         let now = self.now();
         let b = self.blk();
         b.bios.get_mut(id).t_alloc = now;
         let d = &mut b.devs[dev as usize];
-        if d.st.tags_used >= d.info.nr_requests || !d.st.tag_waiters.is_empty() {
-            d.st.tag_waiters.push_back(id);
+        if d.st.tags_used >= d.info.nr_requests {
+            d.st.tag_waiters.sleep(id);
             return;
         }
         self.alloc_request(dev, id);
@@ -285,6 +286,7 @@ pub(crate) trait BlkMq: BlkHost {
             return;
         }
         let mut released = std::mem::take(&mut b.released);
+        let nr_freed = freed.len();
         for rid in freed {
             let rq = b.reqs.remove(rid);
             let d = &mut b.devs[dev as usize];
@@ -295,22 +297,29 @@ pub(crate) trait BlkMq: BlkHost {
                 q.done(&mut ctx, &rq, &mut released);
             }
         }
-        self.wake_tag_waiters(dev);
+        for _ in 0..nr_freed {
+            self.wake_tag_waiters(dev);
+        }
         self.continue_released(dev, &mut released);
         self.blk().released = released;
     }
 
-    /// A freed tag goes to the first waiter.
+    /// One tag was freed (`sbitmap_queue_clear` → `sbitmap_queue_wake_up`):
+    /// every `wake_batch`-th free wakes a batch of sleepers; each tries for
+    /// a tag again (`blk_mq_get_tag`'s loop) and sleeps anew without one.
     fn wake_tag_waiters(&mut self, dev: DevId) {
-        while let Some(w) = {
+        let mut woken = Vec::new();
+        self.blk().devs[dev as usize]
+            .st
+            .tag_waiters
+            .freed(1, &mut woken);
+        for w in woken {
             let d = &mut self.blk().devs[dev as usize];
             if d.st.tags_used < d.info.nr_requests {
-                d.st.tag_waiters.pop_front()
+                self.alloc_request(dev, w);
             } else {
-                None
+                d.st.tag_waiters.sleep(w);
             }
-        } {
-            self.alloc_request(dev, w);
         }
     }
 
@@ -398,10 +407,13 @@ pub(crate) trait BlkMq: BlkHost {
                 q.done(&mut ctx, &rq, &mut released);
             }
         }
+        // The tag is free and its sleepers woken (`blk_mq_free_request`)
+        // in the same interrupt that ends the bios, before any task the
+        // bios' completion wakes can run and ask for a tag.
+        self.wake_tag_waiters(dev);
         for &bi in &rq.bios {
             self.bio_endio(dev, bi, &mut released);
         }
-        self.wake_tag_waiters(dev);
         self.continue_released(dev, &mut released);
         self.blk().released = released;
         self.rearm_qos(dev);

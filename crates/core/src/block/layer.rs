@@ -6,8 +6,6 @@
 //! by the bio's `Origin`, and the layer calls up through [`BlkHost`] when a
 //! submit call may return and when a bio ends (the kernel's `bi_end_io`).
 
-use std::collections::VecDeque;
-
 use crate::block::bio::{Bio, DevId, Origin};
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::ctx::Ctx;
@@ -55,8 +53,9 @@ pub(crate) struct DevState {
     pub elv_armed: Armed,
     /// Requests allocated (tags in use), limited by nr_requests.
     pub tags_used: u32,
-    /// Bios that passed rq_qos and wait for a request, in arrival order.
-    pub tag_waiters: VecDeque<u32>,
+    /// Bios that passed rq_qos and sleep for a request tag (sbitmap's wait
+    /// queues: not a FIFO, woken in batches).
+    pub tag_waiters: crate::block::sbitmap::TagWaiters<u32>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
     /// What a submitter pays to wake the driver's idle worker

@@ -22,6 +22,7 @@ pub mod iotrack;
 pub mod request;
 pub mod rq_qos;
 pub mod rq_wait;
+pub mod sbitmap;
 pub mod throttle;
 pub mod wbt;
 

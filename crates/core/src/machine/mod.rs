@@ -12,8 +12,6 @@ pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
 
-use std::collections::VecDeque;
-
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;
 use crate::block::elevator;
@@ -126,7 +124,17 @@ impl Sim {
                     qos,
                     elv_armed: Armed::default(),
                     tags_used: 0,
-                    tag_waiters: VecDeque::new(),
+                    // mq-deadline and bfq limit each bitmap word of their
+                    // tags to a shallow depth of at least 1
+                    // (`dd_depth_updated`, `bfq_depth_updated`)
+                    tag_waiters: crate::block::sbitmap::TagWaiters::new(
+                        d.info.nr_requests,
+                        if matches!(d.scheduler.as_str(), "mq-deadline" | "bfq") {
+                            1
+                        } else {
+                            crate::block::sbitmap::NO_SHALLOW_LIMIT
+                        },
+                    ),
                     in_device: 0,
                     idle_wake_ns: d.idle_wake_ns,
                     diskstats: crate::block::diskstats::DiskStats::new(cfg.hz),
@@ -135,14 +143,15 @@ impl Sim {
                 },
             });
         }
-        let blk_ioprio =
-            crate::block::blk_ioprio::BlkIoprio::new(&cfg.cgroups).map_err(|(cg, e)| {
-                SetupError::Cgroup {
-                    cgroup: cfg.cgroups.get(cg).path.clone(),
-                    file: "io.prio.class".into(),
-                    msg: e.to_string(),
-                }
-            })?;
+        let blk_ioprio = crate::block::blk_ioprio::BlkIoprio::new(
+            &cfg.cgroups,
+            crate::block::blk_ioprio::PolicyTable::from_switches(&cfg.switches),
+        )
+        .map_err(|(cg, e)| SetupError::Cgroup {
+            cgroup: cfg.cgroups.get(cg).path.clone(),
+            file: "io.prio.class".into(),
+            msg: e.to_string(),
+        })?;
         let pc = if cfg.jobs.iter().any(JobConfig::uses_pagecache) {
             cfg.pagecache.validate().map_err(|msg| SetupError::Job {
                 job: "[pagecache]".into(),

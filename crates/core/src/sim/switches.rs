@@ -59,6 +59,16 @@ pub const SWITCHES: &[SwitchDef] = &[
                bio's pages before submit, 'add-page' counts pages as they are added.",
     },
     SwitchDef {
+        name: "ioprio.policies",
+        values: &["promote-to-rt", "none-to-rt"],
+        default: "promote-to-rt",
+        help: "blk-ioprio's io.prio.class policies: 'promote-to-rt' = v6.5+ (ddf63516d8d3 'blk-ioprio: \
+               Introduce promote-to-rt policy': promote-to-rt lifts every non-RT bio to RT/4 and none-to-rt \
+               is its alias), 'none-to-rt' = v5.14..v6.4 (no promote-to-rt, EINVAL; none-to-rt is the \
+               maximum of the bio's priority and RT/0, so only a bio of class NONE becomes RT and an \
+               ordinary task's BE bios stay BE).",
+    },
+    SwitchDef {
         name: "bfq.idle_groups",
         values: &["ed3ecc991c90", "2d29c9f89fcd"],
         default: "ed3ecc991c90",
@@ -112,6 +122,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("ioprio.policies", "none-to-rt"),
             ("bfq.idle_groups", "2d29c9f89fcd"),
             ("bfq.asym_request_size", "off"),
             ("wbt.lat_show", "target"),
@@ -130,6 +141,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("wbt.lat_show", "zero-when-off"),
@@ -149,6 +161,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("wbt.lat_show", "zero-when-off"),
@@ -165,6 +178,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
+            ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("wbt.lat_show", "zero-when-off"),

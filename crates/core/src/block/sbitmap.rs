@@ -1,0 +1,212 @@
+//! The waiting side of a tag set (`struct sbitmap_queue`, lib/sbitmap.c) as
+//! `blk_mq_get_tag` (block/blk-mq-tag.c) uses it: who sleeps for a request
+//! tag, and whom a freed tag wakes.
+//!
+//! Tag waiters are not a FIFO. A submitter first tries for a free tag; only
+//! when none is free does it sleep, at the tail of one of eight wait queues
+//! taken in turn (`bt_wait_ptr`). Freed tags are counted while anyone
+//! sleeps, and only every `wake_batch`-th one wakes anybody: up to
+//! `wake_batch` sleepers of the next non-empty wait queue (`wake_up_nr`).
+//! Until then the freed tags stay free, and a newcomer takes one at once,
+//! ahead of every sleeper. A woken sleeper that finds no tag sleeps again,
+//! at the tail of the next wait queue.
+//!
+//! `wake_batch` comes from the depth (`sbq_calc_wake_batch`): an eighth of
+//! the depth, 1 to 8, where a scheduler that limits the depth per bitmap
+//! word (mq-deadline and bfq set a minimum shallow depth of 1) counts one
+//! tag per word, which makes it 1 for every usual depth.
+//!
+//! Simplified: one hardware queue per device (one `wait_index`); a woken
+//! sleeper runs at once (the host's CPUs are free); the count is the single
+//! per-bitmap one (`completion_cnt`/`wakeup_cnt`, 4f8126bb2308 in v6.2, in
+//! Debian's 6.1.y too) — older kernels counted per wait queue, which wakes
+//! the same numbers in the same rotation.
+
+use std::collections::VecDeque;
+
+/// `SBQ_WAIT_QUEUES`.
+pub const SBQ_WAIT_QUEUES: usize = 8;
+/// `SBQ_WAKE_BATCH`.
+pub const SBQ_WAKE_BATCH: u32 = 8;
+
+/// The minimum shallow depth of a tag set nobody limits (`UINT_MAX`).
+pub const NO_SHALLOW_LIMIT: u32 = u32::MAX;
+
+/// `sbitmap_calculate_shift`: log2 of the bits per bitmap word, lowered for
+/// small depths so the bits spread over at least four words.
+pub fn calculate_shift(depth: u32) -> u32 {
+    let mut shift = 6; // ilog2(BITS_PER_LONG) on a 64-bit kernel
+    if depth >= 4 {
+        while (4u64 << shift) > depth as u64 {
+            shift -= 1;
+        }
+    }
+    shift
+}
+
+/// `sbq_calc_wake_batch`: the freed tags that make one wake-up, for a tag
+/// set of `depth` tags whose words are limited to `min_shallow_depth` bits.
+pub fn calc_wake_batch(depth: u32, min_shallow_depth: u32) -> u32 {
+    let shift = calculate_shift(depth);
+    let shallow = (1u32 << shift).min(min_shallow_depth);
+    let mask = (1u32 << shift) - 1;
+    let usable = (depth >> shift) * shallow + (depth & mask).min(shallow);
+    (usable / SBQ_WAIT_QUEUES as u32).clamp(1, SBQ_WAKE_BATCH)
+}
+
+/// The sleepers of one tag set and its wake-up counters.
+#[derive(Clone, Debug)]
+pub struct TagWaiters<T> {
+    ws: [VecDeque<T>; SBQ_WAIT_QUEUES],
+    /// `hctx->wait_index`: the wait queue the next sleeper joins.
+    wait_index: usize,
+    /// `sbq->wake_index`: where the next wake-up starts looking.
+    wake_index: usize,
+    /// `sbq->completion_cnt`, `sbq->wakeup_cnt`.
+    completion_cnt: u64,
+    wakeup_cnt: u64,
+    wake_batch: u32,
+    sleeping: usize,
+}
+
+impl<T: Copy> TagWaiters<T> {
+    pub fn new(depth: u32, min_shallow_depth: u32) -> TagWaiters<T> {
+        TagWaiters {
+            ws: Default::default(),
+            wait_index: 0,
+            wake_index: 0,
+            completion_cnt: 0,
+            wakeup_cnt: 0,
+            wake_batch: calc_wake_batch(depth, min_shallow_depth),
+            sleeping: 0,
+        }
+    }
+
+    pub fn wake_batch(&self) -> u32 {
+        self.wake_batch
+    }
+
+    /// Sleepers (`ws_active`).
+    pub fn len(&self) -> usize {
+        self.sleeping
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sleeping == 0
+    }
+
+    /// `sbitmap_prepare_to_wait` on `bt_wait_ptr`'s queue: `w` found no tag
+    /// and sleeps at the tail of the next wait queue in turn.
+    pub fn sleep(&mut self, w: T) {
+        self.ws[self.wait_index].push_back(w);
+        self.wait_index = (self.wait_index + 1) % SBQ_WAIT_QUEUES;
+        self.sleeping += 1;
+    }
+
+    /// `sbitmap_queue_wake_up(sbq, nr)`: `nr` tags were freed. Appends to
+    /// `woken` the sleepers this wakes, in the order they wake; each must
+    /// try for a tag again and `sleep` if it finds none. One call wakes at
+    /// most one batch (blk-mq frees a tag per call, `sbitmap_queue_clear`).
+    pub fn freed(&mut self, nr: u32, woken: &mut Vec<T>) {
+        if self.sleeping == 0 {
+            // nobody waits: the free is not counted
+            return;
+        }
+        self.completion_cnt += nr as u64;
+        if self.completion_cnt - self.wakeup_cnt >= self.wake_batch as u64 {
+            self.wakeup_cnt += self.wake_batch as u64;
+            self.wake_up(self.wake_batch as usize, woken);
+        }
+    }
+
+    /// `__sbitmap_queue_wake_up`: the first non-empty wait queue from
+    /// `wake_index` on wakes up to `nr` sleepers; the index moves past it.
+    fn wake_up(&mut self, nr: usize, woken: &mut Vec<T>) {
+        for _ in 0..SBQ_WAIT_QUEUES {
+            let i = self.wake_index;
+            self.wake_index = (i + 1) % SBQ_WAIT_QUEUES;
+            if !self.ws[i].is_empty() {
+                let n = nr.min(self.ws[i].len());
+                woken.extend(self.ws[i].drain(..n));
+                self.sleeping -= n;
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_batch_follows_the_depth_and_the_shallow_limit() {
+        // no shallow limit (no scheduler: the driver tags): depth / 8, 1..8
+        assert_eq!(calc_wake_batch(128, NO_SHALLOW_LIMIT), 8);
+        assert_eq!(calc_wake_batch(64, NO_SHALLOW_LIMIT), 8);
+        assert_eq!(calc_wake_batch(32, NO_SHALLOW_LIMIT), 4);
+        assert_eq!(calc_wake_batch(8, NO_SHALLOW_LIMIT), 1);
+        assert_eq!(calc_wake_batch(1, NO_SHALLOW_LIMIT), 1);
+        // mq-deadline and bfq: one tag per word
+        assert_eq!(calculate_shift(256), 6);
+        assert_eq!(calc_wake_batch(256, 1), 1); // 4 words
+        assert_eq!(calculate_shift(64), 4);
+        assert_eq!(calc_wake_batch(64, 1), 1);
+        assert_eq!(calc_wake_batch(2048, 1), 4); // 32 words
+                                                 // a partial word counts as one
+        assert_eq!(calculate_shift(100), 4);
+        assert_eq!(calc_wake_batch(100, NO_SHALLOW_LIMIT), 8);
+    }
+
+    #[test]
+    fn every_wake_batch_frees_wake_one_queues_sleepers() {
+        let mut t = TagWaiters::new(32, NO_SHALLOW_LIMIT);
+        assert_eq!(t.wake_batch(), 4);
+        // frees while nobody sleeps are not counted
+        let mut woken = Vec::new();
+        t.freed(3, &mut woken);
+        assert!(woken.is_empty());
+        // 16 sleepers over the 8 queues: queue 0 holds 0 and 8, queue 1 1 and 9 …
+        for w in 0..16u32 {
+            t.sleep(w);
+        }
+        t.freed(3, &mut woken);
+        assert!(woken.is_empty(), "3 frees of a batch of 4 wake nobody");
+        t.freed(1, &mut woken);
+        assert_eq!(woken, vec![0, 8], "the first queue's sleepers, up to 4");
+        woken.clear();
+        t.freed(4, &mut woken);
+        assert_eq!(woken, vec![1, 9], "then the next queue");
+        woken.clear();
+        // 8 frees in one call wake one batch; the next free wakes the next
+        t.freed(8, &mut woken);
+        assert_eq!(woken, vec![2, 10]);
+        t.freed(1, &mut woken);
+        assert_eq!(woken, vec![2, 10, 3, 11]);
+        assert_eq!(t.len(), 8);
+    }
+
+    #[test]
+    fn a_sleeper_that_wakes_without_a_tag_goes_to_the_back() {
+        let mut t = TagWaiters::new(8, NO_SHALLOW_LIMIT);
+        assert_eq!(t.wake_batch(), 1);
+        for w in 0..3u32 {
+            t.sleep(w); // queues 0, 1, 2
+        }
+        let mut woken = Vec::new();
+        t.freed(1, &mut woken);
+        assert_eq!(woken, vec![0]);
+        // a newcomer took the tag first: 0 sleeps again, on queue 3
+        t.sleep(0);
+        woken.clear();
+        for _ in 0..3 {
+            t.freed(1, &mut woken);
+        }
+        assert_eq!(woken, vec![1, 2, 0]);
+        assert!(t.is_empty());
+        // empty queues are skipped; counting stops while nobody sleeps
+        woken.clear();
+        t.freed(5, &mut woken);
+        assert!(woken.is_empty());
+    }
+}
