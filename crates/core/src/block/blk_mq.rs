@@ -505,7 +505,8 @@ impl<T: BlkHost> BlkMq for T {}
 /// → `__queue_work` → `kick_pool` → `wake_up_process` → `try_to_wake_up`
 /// (drivers/block/loop.c, kernel/workqueue.c, kernel/sched/core.c): with the
 /// worker running, `queue_work` finds its work item pending or the pool busy
-/// and wakes no one; idle, the waker sends the worker's CPU a reschedule IPI.
+/// and wakes no one; idle, the submitter wakes it (an IPI to another CPU, or
+/// on its own CPU a worker that may preempt it before the call returns).
 /// A loop worker is taken to be busy exactly while requests are in the
 /// device (true when it completes each one itself, as over tmpfs; with
 /// direct I/O to a file it goes idle while the backing device works).
