@@ -43,8 +43,9 @@ impl DeviceFacts {
         })
     }
 
-    /// The simulated device with these limits and `model`.
-    pub fn device(&self, model: ModelSpec) -> DeviceConfig {
+    /// The simulated device with these limits, `model` and the driver's
+    /// `idle_wake_ns`.
+    pub fn device(&self, model: ModelSpec, idle_wake_ns: u64) -> DeviceConfig {
         let (ma, mi) = self
             .devno
             .split_once(':')
@@ -67,6 +68,7 @@ impl DeviceFacts {
             scheduler: "none".into(),
             iosched: Vec::new(),
             wbt: None,
+            idle_wake_ns,
         }
     }
 }

@@ -56,6 +56,14 @@ impl ModelKind {
     }
 }
 
+/// What the simulated host and device charge the submitter: the run's CPU
+/// costs (`[run] submit_ns`) and the device's `idle_wake_ns`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostCosts {
+    pub cpu: CpuCosts,
+    pub idle_wake_ns: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Fit {
     pub linear: LinearSpec,
@@ -65,8 +73,9 @@ pub struct Fit {
     /// The model the `[[device]]` block uses.
     pub chosen: ModelKind,
     /// The simulator's CPU costs: `submit_ns` = the smaller of fio's mean
-    /// slat at QD1 and at QD64.
-    pub cpu: CpuCosts,
+    /// slat at QD1 and at QD64; the device's `idle_wake_ns` = what QD1's
+    /// slat has beyond it (see [`submit_costs`]).
+    pub host: HostCosts,
     /// How each number was obtained, for the report.
     pub notes: Vec<String>,
 }
@@ -215,39 +224,129 @@ pub(crate) fn grant_wait(q1: &DirFigures) -> (f64, f64) {
         .unwrap_or((99.9, top))
 }
 
+/// The submitter's costs from fio's mean slat at QD1 and at QD64 (ns).
+///
+/// The simulated job spends `submit_ns` of CPU per I/O, so one job issues no
+/// more than 1/`submit_ns` I/Os per second: `submit_ns` is the smaller
+/// slat, the one a busy device shows (a tmpfs loop device here: 2.6 µs at
+/// QD64, 268k IOPS). What QD1 pays beyond it is a submission to an idle
+/// device: for a threaded driver (loop), the wake-up of its sleeping worker
+/// (`queue_work` → `try_to_wake_up`; 9.9 µs of slat at QD1 there, with a
+/// wake-up per I/O at QD1 and one per 36 I/Os at QD64, counted with perf).
+/// It becomes the device's `idle_wake_ns`, which the simulator charges
+/// exactly when a request reaches a device with nothing in flight, so the
+/// QD1 job runs at the measured slat + clat and the QD64 one at its rate.
+/// A QD64 slat above QD1's (tag waits: a device shallower than 64) gives
+/// QD1's slat and no wake-up cost.
+pub fn submit_costs(q1_slat_ns: f64, q64_slat_ns: f64) -> (HostCosts, String) {
+    let q1 = q1_slat_ns.round().max(1.0) as u64;
+    if q64_slat_ns > 0.0 && q64_slat_ns < q1_slat_ns {
+        let submit_ns = (q64_slat_ns.round() as u64).max(1);
+        let idle_wake_ns = q1.saturating_sub(submit_ns);
+        let host = HostCosts {
+            cpu: CpuCosts {
+                submit_ns,
+                ..CpuCosts::default()
+            },
+            idle_wake_ns,
+        };
+        let note = format!(
+            "submit_ns = {submit_ns} (fio's mean slat at QD64, {}); idle_wake_ns = {idle_wake_ns} (QD1's slat {q1} beyond it: a submission to an idle device)",
+            plan::rand_read_id(64)
+        );
+        return (host, note);
+    }
+    let host = HostCosts {
+        cpu: CpuCosts {
+            submit_ns: q1,
+            ..CpuCosts::default()
+        },
+        idle_wake_ns: 0,
+    };
+    let note = format!(
+        "submit_ns = {q1} (fio's mean slat at QD1, {}; QD64's is not smaller); idle_wake_ns = 0",
+        plan::LAT_READ_4K
+    );
+    (host, note)
+}
+
+/// The `ssd` per-unit bandwidths, by simulation, once the units are final:
+/// each big sequential block (read, and write when measured) runs on the
+/// model and the unit's transfer time per request moves until the block's
+/// bandwidth is the measured one. The big block is split into a dozen
+/// requests spread over the units in rounds, which the first estimate
+/// (a steady stream over all units) does not see; and the units move after
+/// it. Writes get their own `unit_write_bps` when the device writes at
+/// another speed (a tmpfs loop device here: 5.1 GB/s read, 4.1 GB/s write;
+/// with one bandwidth its 128 KiB writes ran 21 % fast in validation).
+fn fit_unit_bandwidths(
+    m: &Measured,
+    ssd: &mut SsdSpec,
+    host: &HostCosts,
+    req_bytes: f64,
+    job: &dyn Fn(&str) -> Option<Job>,
+    simulate: &dyn Fn(&ModelSpec, &HostCosts, &Job) -> Result<FioResult, String>,
+    notes: &mut Vec<String>,
+) -> Result<(), String> {
+    if ssd.unit_bps == 0 {
+        return Ok(());
+    }
+    for (id, write) in [(plan::SEQ_READ_BIG, false), (plan::SEQ_WRITE_BIG, true)] {
+        let (Some(real), Some(j)) = (get(m, id), job(id)) else {
+            continue;
+        };
+        let lat_ns = dist_mean_ns(if write { &ssd.write } else { &ssd.read });
+        let mut bps = ssd.unit_bps as f64;
+        for _ in 0..3 {
+            let mut probe = ssd.clone();
+            if write {
+                probe.unit_write_bps = Some(bps.round() as u64);
+            } else {
+                probe.unit_bps = bps.round() as u64;
+            }
+            let sim_bw = simulate(&ModelSpec::Ssd(probe), host, &j)?
+                .main()
+                .bw_bytes_per_s;
+            // bandwidth ∝ 1 / (latency + transfer) per request
+            let per_req_ns =
+                (lat_ns + req_bytes / bps * 1e9) * sim_bw / real.bw_bytes_per_s.max(1.0);
+            let xfer_ns = per_req_ns - lat_ns;
+            if sim_bw <= 0.0 || xfer_ns <= 0.0 {
+                break;
+            }
+            bps = req_bytes / xfer_ns * 1e9;
+        }
+        let bps = bps.round().max(1.0) as u64;
+        if write {
+            ssd.unit_write_bps = Some(bps);
+        } else {
+            ssd.unit_bps = bps;
+        }
+        notes.push(format!(
+            "{} = {bps} ({id}'s {:.0} B/s, by simulation over {} units)",
+            if write { "unit_write_bps" } else { "unit_bps" },
+            real.bw_bytes_per_s,
+            ssd.units
+        ));
+    }
+    Ok(())
+}
+
 /// Fit every model. `simulate` runs a job on a model (the simulator), used for
 /// the offset corrections; `kind` forces the model the block uses.
 pub fn fit(
     m: &Measured,
     facts: &DeviceFacts,
     kind: Option<ModelKind>,
-    simulate: &dyn Fn(&ModelSpec, &CpuCosts, &Job) -> Result<FioResult, String>,
+    simulate: &dyn Fn(&ModelSpec, &HostCosts, &Job) -> Result<FioResult, String>,
     jobs: &[Job],
 ) -> Result<Fit, String> {
     let mut notes = Vec::new();
     let q1r = need(m, plan::LAT_READ_4K)?;
     let q64r = need(m, &plan::rand_read_id(64))?;
     let q1w = get(m, plan::LAT_WRITE_4K);
-    // The simulated job spends submit_ns of CPU per I/O, so one job can
-    // issue no more than 1/submit_ns I/Os per second. fio's slat at QD1
-    // includes what a lone I/O pays for being alone (a cold path after each
-    // wait); at QD64 the same job submits far faster (a tmpfs loop device
-    // here: 9.9 µs at QD1, 268k IOPS at QD64, i.e. under 3.7 µs per I/O).
-    // The smaller of the two keeps the simulated job able to reach the
-    // measured saturated rate; the QD1 latency is matched anyway by the
-    // offset correction below, which runs the QD1 jobs with this cost.
-    let (slat_ns, slat_from) = match q64r.slat_mean_ns {
-        s if s > 0.0 && s < q1r.slat_mean_ns => (s, plan::rand_read_id(64)),
-        _ => (q1r.slat_mean_ns, plan::LAT_READ_4K.to_string()),
-    };
-    let cpu = CpuCosts {
-        submit_ns: slat_ns.round().max(1.0) as u64,
-        ..CpuCosts::default()
-    };
-    notes.push(format!(
-        "submit_ns = {} (fio's mean slat, {slat_from})",
-        cpu.submit_ns
-    ));
+    let (host, note) = submit_costs(q1r.slat_mean_ns, q64r.slat_mean_ns);
+    notes.push(note);
     let job = |id: &str| jobs.iter().find(|j| j.id == id).cloned();
 
     // linear: iocost_coef_gen.py's six numbers.
@@ -325,6 +424,7 @@ pub fn fit(
         read: read.clone(),
         write: write.clone(),
         unit_bps,
+        unit_write_bps: None,
         placement: Placement::LeastBusy,
         stripe_kb: 128,
         queue_depth: facts.nr_requests,
@@ -383,7 +483,7 @@ pub fn fit(
     // Corrections by simulation.
     if let Some(j1) = job(plan::LAT_READ_4K) {
         let sim_mean = |model: &ModelSpec| -> Result<f64, String> {
-            Ok(simulate(model, &cpu, &j1)?.main().clat_mean_ns)
+            Ok(simulate(model, &host, &j1)?.main().clat_mean_ns)
         };
         // ssd read: mean offset, then units from QD64 IOPS.
         let d = q1r.clat_mean_ns - sim_mean(&ModelSpec::Ssd(ssd.clone()))?;
@@ -391,7 +491,7 @@ pub fn fit(
         ssd.read = read.clone();
         if let Some(lw) = q1w {
             if let Some(jw) = job(plan::LAT_WRITE_4K) {
-                let s = simulate(&ModelSpec::Ssd(ssd.clone()), &cpu, &jw)?;
+                let s = simulate(&ModelSpec::Ssd(ssd.clone()), &host, &jw)?;
                 write = shift(&write, lw.clat_mean_ns - s.main().clat_mean_ns);
             }
         } else {
@@ -399,11 +499,12 @@ pub fn fit(
         }
         ssd.write = write;
         if let Some(j64) = job(&plan::rand_read_id(64)) {
-            let s = simulate(&ModelSpec::Ssd(ssd.clone()), &cpu, &j64)?;
+            let s = simulate(&ModelSpec::Ssd(ssd.clone()), &host, &j64)?;
             let ratio = q64r.iops / s.main().iops.max(1.0);
             units = ((units as f64 * ratio).round() as u32).clamp(1, 1024);
             ssd.units = units;
         }
+        fit_unit_bandwidths(m, &mut ssd, &host, req, &job, simulate, &mut notes)?;
         notes.push(format!(
             "ssd: units = {units} (QD64 {:.0} IOPS × mean service {:.1} µs, then corrected by simulation); read mean {:.1} µs",
             q64r.iops,
@@ -416,7 +517,7 @@ pub fn fit(
         // cloud: base latency.
         if let Some(c) = cloud.as_mut() {
             // Under a cap the mean holds the waits; match the typical I/O instead.
-            let s = simulate(&ModelSpec::Cloud(c.clone()), &cpu, &j1)?;
+            let s = simulate(&ModelSpec::Cloud(c.clone()), &host, &j1)?;
             let lat = c.latency_ns.unwrap_or(0) as f64 + q1r.pct_ns(50.0) - s.main().pct_ns(50.0);
             c.latency_ns = Some(lat.round().max(0.0) as u64);
         }
@@ -426,7 +527,7 @@ pub fn fit(
         ssd,
         cloud,
         chosen,
-        cpu,
+        host,
         notes,
     })
 }

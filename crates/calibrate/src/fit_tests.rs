@@ -16,15 +16,51 @@ fn facts() -> DeviceFacts {
     }
 }
 
-fn sim(model: &ModelSpec, cpu: &CpuCosts, job: &Job) -> Result<FioResult, String> {
-    sim_run::simulate(&facts().device(model.clone()), *cpu, &job.args)
+fn sim(model: &ModelSpec, host: &HostCosts, job: &Job) -> Result<FioResult, String> {
+    sim_run::simulate(
+        &facts().device(model.clone(), host.idle_wake_ns),
+        host.cpu,
+        &job.args,
+    )
 }
 
 fn measure(model: &ModelSpec, jobs: &[Job]) -> Measured {
-    let cpu = CpuCosts::default();
+    measure_on(model, &HostCosts::default(), jobs)
+}
+
+fn measure_on(model: &ModelSpec, host: &HostCosts, jobs: &[Job]) -> Measured {
     jobs.iter()
-        .map(|j| (j.id.clone(), sim(model, &cpu, j).unwrap()))
+        .map(|j| (j.id.clone(), sim(model, host, j).unwrap()))
         .collect()
+}
+
+/// The fitted ssd model runs the QD1 and QD64 random reads at the measured
+/// IOPS, within 8 %.
+fn reproduces_qd1_and_qd64(f: &Fit, m: &Measured, jobs: &[Job]) {
+    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
+        let j = jobs.iter().find(|j| j.id == id).unwrap();
+        let a = m[&id].main().iops;
+        let b = sim(&f.model(ModelKind::Ssd), &f.host, j)
+            .unwrap()
+            .main()
+            .iops;
+        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
+    }
+}
+
+#[test]
+fn submit_costs_split_qd1_slat_into_submit_and_idle_wake() {
+    // a tmpfs loop device: 9.9 µs of slat at QD1, 2.6 µs at QD64
+    let (h, note) = submit_costs(9_948.4, 2_643.2);
+    assert_eq!(h.cpu.submit_ns, 2_643);
+    assert_eq!(h.idle_wake_ns, 9_948 - 2_643);
+    assert!(note.contains("idle_wake_ns = 7305"), "{note}");
+    // QD64 slower than QD1 (tag waits in the call): QD1's slat, no wake-up
+    let (h, _) = submit_costs(3_000.0, 40_000.0);
+    assert_eq!((h.cpu.submit_ns, h.idle_wake_ns), (3_000, 0));
+    // fio reported no slat at QD64
+    let (h, _) = submit_costs(3_000.0, 0.0);
+    assert_eq!((h.cpu.submit_ns, h.idle_wake_ns), (3_000, 0));
 }
 
 #[test]
@@ -62,6 +98,7 @@ fn a_known_ssd_is_recovered() {
             exp_mean_us: 10.0,
         },
         unit_bps: 500_000_000,
+        unit_write_bps: None,
         placement: Placement::LeastBusy,
         stripe_kb: 128,
         queue_depth: 128,
@@ -76,16 +113,13 @@ fn a_known_ssd_is_recovered() {
     assert!((rm - 100_000.0).abs() < 10_000.0, "read mean {rm}");
     let wm = dist_mean_ns(&f.ssd.write);
     assert!((wm - 40_000.0).abs() < 6_000.0, "write mean {wm}");
+    // the big blocks' bandwidths give the units' back (500 MB/s each way)
+    let rb = f.ssd.unit_bps as f64;
+    assert!((rb / 5e8 - 1.0).abs() < 0.15, "unit_bps {rb}");
+    let wb = f.ssd.unit_write_bps.unwrap() as f64;
+    assert!((wb / 5e8 - 1.0).abs() < 0.15, "unit_write_bps {wb}");
     // The fitted model reproduces QD1 and QD64 reads within a few %.
-    for id in [plan::LAT_READ_4K.to_string(), plan::rand_read_id(64)] {
-        let j = jobs.iter().find(|j| j.id == id).unwrap();
-        let a = m[&id].main().iops;
-        let b = sim(&f.model(ModelKind::Ssd), &f.cpu, j)
-            .unwrap()
-            .main()
-            .iops;
-        assert!((b / a - 1.0).abs() < 0.08, "{id}: {a} vs {b}");
-    }
+    reproduces_qd1_and_qd64(&f, &m, &jobs);
     assert!(f
         .io_cost_model("7:9")
         .starts_with("7:9 ctrl=user model=linear rbps="));
@@ -139,6 +173,62 @@ fn a_rate_capped_device_fits_the_cloud_model() {
     assert!((90..=110).contains(&w), "window {w}");
     let lat = c.latency_ns.unwrap();
     assert!((45_000..=75_000).contains(&lat), "latency {lat}");
+}
+
+#[test]
+fn a_threaded_device_gets_its_idle_wake_and_both_rates() {
+    // A loop-like device: 4 fast units behind a worker that costs 7 µs to
+    // wake, on a host whose submit call costs 2.5 µs.
+    let truth = ModelSpec::Ssd(SsdSpec {
+        units: 4,
+        read: LatencyDist::FixedExp {
+            fixed_us: 12.0,
+            exp_mean_us: 6.0,
+        },
+        write: LatencyDist::FixedExp {
+            fixed_us: 14.0,
+            exp_mean_us: 6.0,
+        },
+        unit_bps: 2_000_000_000,
+        unit_write_bps: None,
+        placement: Placement::LeastBusy,
+        stripe_kb: 128,
+        queue_depth: 128,
+    });
+    let host = HostCosts {
+        cpu: CpuCosts {
+            submit_ns: 2_500,
+            ..CpuCosts::default()
+        },
+        idle_wake_ns: 7_000,
+    };
+    let jobs = plan::plan(true, 256 << 20, true);
+    let m = measure_on(&truth, &host, &jobs);
+    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    // QD64 keeps the device busy: its slat is the submit cost (a wake-up now
+    // and then when the device drains adds a little)
+    let s = f.host.cpu.submit_ns;
+    assert!((2_500..=2_700).contains(&s), "submit_ns {s}");
+    let w = f.host.idle_wake_ns;
+    assert!((6_800..=7_000).contains(&w), "idle_wake_ns {w}");
+    // ... and the model runs QD1 and QD64 at the measured rates
+    reproduces_qd1_and_qd64(&f, &m, &jobs);
+    // Fitted without the wake-up (QD1's slat taken to be QD64's, as the
+    // submit cost alone was before), the device gets the clat but not the
+    // call's 7 µs, and QD1 runs far too fast: the +40 % a tmpfs loop
+    // device's validation showed.
+    let mut m0 = m.clone();
+    let q64_slat = m[&plan::rand_read_id(64)].main().slat_mean_ns;
+    m0.get_mut(plan::LAT_READ_4K).unwrap().read.slat_mean_ns = q64_slat;
+    let f0 = fit(&m0, &facts(), None, &sim, &jobs).unwrap();
+    assert_eq!(f0.host.idle_wake_ns, 0);
+    let j = jobs.iter().find(|j| j.id == plan::LAT_READ_4K).unwrap();
+    let fast = sim(&f0.model(ModelKind::Ssd), &f0.host, j)
+        .unwrap()
+        .main()
+        .iops;
+    let real = m[plan::LAT_READ_4K].main().iops;
+    assert!(fast > 1.2 * real, "{fast} vs {real}");
 }
 
 /// fio's default percentile list with the given values (µs) from p90 up.

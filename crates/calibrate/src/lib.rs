@@ -20,6 +20,9 @@ pub mod target;
 pub mod validate;
 pub mod watch;
 
+#[cfg(test)]
+mod quiet_fixture_tests;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -193,18 +196,35 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         .map(|id| (tpath.as_path(), id, target.size_bytes));
     let watch = Watch::new(file, &devno).map_err(CalError::Failed)?;
 
-    let jobs = plan::plan(o.quick, facts.size_bytes, writes);
-    let vjobs = if o.validate {
+    // Every job (measurement, validation, preconditioning) uses the same span.
+    let span = plan::span_bytes(o.quick, facts.size_bytes);
+    let mut jobs = plan::plan(o.quick, span, writes);
+    let mut vjobs = if o.validate {
         validate::jobs(o.quick, writes)
     } else {
         Vec::new()
     };
-    let budget = plan::budget_s(&jobs) + plan::budget_s(&vjobs);
+    if span < facts.size_bytes {
+        plan::limit_to(&mut jobs, span);
+        plan::limit_to(&mut vjobs, span);
+    }
+    // Only where calibrate may write: a file, or a device with --destructive.
+    let pre = writes.then(|| plan::precondition(span));
+    let pre_s = pre.as_ref().map_or(0, |p| p.runtime_s + 1);
+    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs);
     eprintln!(
-        "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {} fio jobs of {} s{}; time budget about {} s",
+        "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {}{} fio jobs of {} s{}; time budget about {} s",
         tpath.display(),
         facts.size_bytes >> 20,
         if writes { "" } else { ", read-only (no --destructive)" },
+        match &pre {
+            Some(_) => format!(
+                "one write of {} MiB to precondition it (about {pre_s} s at {} MB/s) + ",
+                span >> 20,
+                plan::PRECONDITION_BPS / 1_000_000
+            ),
+            None => String::new(),
+        },
         jobs.len(),
         plan::runtime_s(o.quick),
         if vjobs.is_empty() {
@@ -224,6 +244,23 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         pb: progress(budget as u64),
         done_s: 0,
     };
+    if let Some(p) = &pre {
+        let t = Instant::now();
+        runner.run(p).inspect_err(|_| runner.pb.abandon())?;
+        report.push_str(&format!(
+            "# preconditioned: the first {} MiB written once in {:.1} s before measuring (measurement and validation read written data)\n",
+            span >> 20,
+            t.elapsed().as_secs_f64()
+        ));
+    } else {
+        report.push_str("# not preconditioned (read-only): reads see the device as it is\n");
+    }
+    if span < facts.size_bytes {
+        report.push_str(&format!(
+            "# every job stays in the first {} MiB (--quick)\n",
+            span >> 20
+        ));
+    }
     let mut measured: Measured = BTreeMap::new();
     for j in &jobs {
         let r = runner.run(j);
@@ -232,8 +269,8 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     }
     report.push_str(&render::measurements(&jobs, &measured, o.verbose));
 
-    let sim = |m: &blklab_core::drivers::ModelSpec, cpu: &blklab_core::CpuCosts, j: &Job| {
-        sim_run::simulate(&facts.device(m.clone()), *cpu, &j.args)
+    let sim = |m: &blklab_core::drivers::ModelSpec, h: &fit::HostCosts, j: &Job| {
+        sim_run::simulate(&facts.device(m.clone(), h.idle_wake_ns), h.cpu, &j.args)
     };
     let f = fit::fit(&measured, &facts, o.model, &sim, &jobs)
         .map_err(|e| CalError::Failed(format!("{}: fitting the models: {e}", tpath.display())))?;
@@ -243,7 +280,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     let block = render::device_block(&facts, &f, f.chosen);
     let line = f.io_cost_model(&devno);
     report.push_str(&format!(
-        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
+        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat on a busy device here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
         tpath.display(),
         if o.quick { " --quick" } else { "" },
         match f.chosen {
@@ -251,7 +288,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             ModelKind::Linear => "linear",
             ModelKind::Cloud => "cloud",
         },
-        f.cpu.submit_ns
+        f.host.cpu.submit_ns
     ));
 
     let validation = if o.validate {
@@ -265,7 +302,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         let mut rows = Vec::new();
         for j in &vjobs {
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
-            let simr = sim_run::simulate(&dev_cfg, f.cpu, &j.args).map_err(|e| {
+            let simr = sim_run::simulate(&dev_cfg, f.host.cpu, &j.args).map_err(|e| {
                 CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
             })?;
             if o.verbose {

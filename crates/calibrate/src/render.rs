@@ -60,6 +60,13 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
     let _ = writeln!(s, "logical_block_size = {}", f.logical_block_size);
     let _ = writeln!(s, "rotational = {}", f.rotational);
     let _ = writeln!(s, "capacity = \"{}\"", f.size_bytes);
+    if fit.host.idle_wake_ns > 0 {
+        let _ = writeln!(
+            s,
+            "idle_wake_ns = {}   # a submission to the idle device wakes its worker",
+            fit.host.idle_wake_ns
+        );
+    }
     let _ = writeln!(s, "[device.model]");
     match kind {
         ModelKind::Ssd => {
@@ -69,6 +76,9 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
             let _ = writeln!(s, "read = {}", dist(&m.read));
             let _ = writeln!(s, "write = {}", dist(&m.write));
             let _ = writeln!(s, "unit_bps = {}", m.unit_bps);
+            if let Some(w) = m.unit_write_bps {
+                let _ = writeln!(s, "unit_write_bps = {w}");
+            }
             let _ = writeln!(s, "queue_depth = {}", m.queue_depth);
         }
         ModelKind::Linear => {
@@ -167,6 +177,7 @@ mod tests {
                     sigma: 0.4,
                 },
                 unit_bps: 2_000_000_000,
+                unit_write_bps: Some(1_500_000_000),
                 placement: Placement::LeastBusy,
                 stripe_kb: 128,
                 queue_depth: 128,
@@ -181,7 +192,10 @@ mod tests {
                 ..CloudSpec::default()
             }),
             chosen: ModelKind::Ssd,
-            cpu: CpuCosts::default(),
+            host: crate::fit::HostCosts {
+                cpu: CpuCosts::default(),
+                idle_wake_ns: 7_000,
+            },
             notes: vec![],
         };
         for k in [ModelKind::Ssd, ModelKind::Linear, ModelKind::Cloud] {
@@ -190,6 +204,7 @@ mod tests {
                 crate::sim_run::device_from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             assert_eq!(dev.info.capacity_bytes, 256 << 20);
             assert_eq!(dev.info.max_sectors_kb, 1280);
+            assert_eq!(dev.idle_wake_ns, 7_000);
             let r = crate::sim_run::simulate(
                 &dev,
                 CpuCosts::default(),

@@ -27,6 +27,7 @@ struct DeviceBlock {
     logical_block_size: Option<u32>,
     rotational: Option<bool>,
     capacity: Option<String>,
+    idle_wake_ns: Option<u64>,
     model: toml::Value,
 }
 
@@ -80,6 +81,7 @@ pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
         scheduler,
         iosched: Vec::new(),
         wbt: None,
+        idle_wake_ns: d.idle_wake_ns.unwrap_or(0),
     })
 }
 

@@ -171,6 +171,14 @@ mod tests {
         let v = jobs(true, true);
         let total = crate::plan::budget_s(&p) + crate::plan::budget_s(&v);
         assert!(total <= 90, "quick plan + validation: {total} s");
+        // with the preconditioning of the largest --quick span at its slow rate
+        let span = crate::plan::span_bytes(true, 1 << 40);
+        let pre = crate::plan::budget_s(&[crate::plan::precondition(span)]);
+        assert!(
+            total + pre <= 120,
+            "quick plan + preconditioning: {} s",
+            total + pre
+        );
         for j in &v {
             let args = blklab_fio::split_cmdline(&j.args).unwrap();
             assert_eq!(

@@ -207,6 +207,8 @@ fn calibrates_a_tmpfs_loop_device() {
     );
     quick_budget_fits(&err, wall);
     cost_model_is_positive(&out);
+    // --destructive: the device is written once in full before measuring
+    assert!(out.contains("# preconditioned: the first 256 MiB"), "{out}");
     block_runs_in_the_simulator(&device_block(&out), &dir);
     println!(
         "REPORT tmpfs loop ({wall:.0} s):\n{}\n{}",
@@ -237,6 +239,9 @@ fn calibrates_a_file_on_the_root_filesystem_through_a_loop_device() {
     );
     quick_budget_fits(&err, wall);
     assert!(out.contains("a loop device over it"), "{out}");
+    // a fresh sparse file is written once in full, so the measurement and
+    // the validation both read allocated data
+    assert!(out.contains("# preconditioned: the first 256 MiB"), "{out}");
     cost_model_is_positive(&out);
     // The loop device is gone; the directory holds only the user's file.
     assert!(loops_over(&f).is_empty(), "{:?}", loops_over(&f));

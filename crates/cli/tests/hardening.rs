@@ -177,6 +177,22 @@ fn device_settings_the_kernel_refuses() {
     // 0 is the kernel's "back to the default" (1280 KiB), not an error
     let dev = DEV.replace("devno = \"8:0\"\n", "devno = \"8:0\"\nmax_sectors_kb = 0\n");
     run_text("msk0", &format!("{dev}{JOB_A}"), &[]);
+    // the idle driver wake-up is a host CPU cost: at most 1 s, like submit_ns
+    let dev = DEV.replace(
+        "devno = \"8:0\"\n",
+        "devno = \"8:0\"\nidle_wake_ns = 2000000000\n",
+    );
+    refused(
+        "idlewake",
+        &format!("{dev}{JOB_A}"),
+        &["idle_wake_ns", "at most"],
+    );
+    let dev = DEV.replace(
+        "devno = \"8:0\"\n",
+        "devno = \"8:0\"\nidle_wake_ns = 7000\n",
+    );
+    let o = run_text("idlewake-ok", &format!("{dev}{JOB_A}"), &[]);
+    assert!(o.status.success(), "{o:?}");
 }
 
 #[test]

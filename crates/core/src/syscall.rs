@@ -57,7 +57,10 @@ pub trait Syscalls {
     /// Submit a direct I/O. The kernel calls [`Tasks::submit_done`] when the
     /// call is over: before this returns, or later if the task slept in the
     /// kernel (rq_qos, a tag); and [`Tasks::io_done`] when the I/O completes.
-    fn submit(&mut self, tasks: &mut dyn Tasks, io: DirectIo);
+    /// Returns the CPU time the call spent beyond `CpuCosts::submit_ns`
+    /// inside `submit_bio` (waking an idle driver thread), which a task
+    /// that did not sleep adds to its call.
+    fn submit(&mut self, tasks: &mut dyn Tasks, io: DirectIo) -> Ns;
     /// `blkcg_maybe_throttle_current`: the delay charged to a task of `cg`
     /// on its way back to user space after submitting to `dev`.
     fn return_delay(&mut self, dev: DevId, cg: CgId) -> Ns;

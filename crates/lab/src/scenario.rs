@@ -81,6 +81,8 @@ struct RawDevice {
     wbt_lat_usec: Option<Spanned<toml::Value>>,
     /// /sys/block/DEV/queue/write_cache ("write back" or "write through").
     write_cache: Option<Spanned<String>>,
+    /// The submitter's cost of waking the driver's idle worker thread (ns).
+    idle_wake_ns: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Debug, Clone)]

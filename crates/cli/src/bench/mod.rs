@@ -113,6 +113,7 @@ fn nullb() -> DeviceConfig {
         scheduler: "none".into(),
         iosched: Vec::new(),
         wbt: None,
+        idle_wake_ns: 0,
     }
 }
 

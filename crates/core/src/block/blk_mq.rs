@@ -380,6 +380,9 @@ pub(crate) trait BlkMq: BlkHost {
                 q.issue(&mut ctx, r);
             }
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
+            if d.st.in_device == 0 {
+                idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
+            }
             d.st.in_device += 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
             b.reqs.get_mut(rid).done_time = done;
@@ -513,6 +516,23 @@ pub(crate) trait BlkMq: BlkHost {
 impl<T: BlkHost> BlkMq for T {}
 
 /// The device's request count changed: a probe sample (time series only).
+/// A request reached a device with nothing in flight: a threaded driver's
+/// worker is asleep, and the submit call that dispatched the request pays
+/// for waking it. Mirrors `loop_queue_rq` → `loop_queue_work` → `queue_work`
+/// → `__queue_work` → `kick_pool` → `wake_up_process` → `try_to_wake_up`
+/// (drivers/block/loop.c, kernel/workqueue.c, kernel/sched/core.c): with the
+/// worker running, `queue_work` finds its work item pending or the pool busy
+/// and wakes no one; idle, the submitter wakes it (an IPI to another CPU, or
+/// on its own CPU a worker that may preempt it before the call returns).
+/// A loop worker is taken to be busy exactly while requests are in the
+/// device (true when it completes each one itself, as over tmpfs; with
+/// direct I/O to a file it goes idle while the backing device works).
+fn idle_wake(submit_cpu_ns: &mut Option<Ns>, idle_wake_ns: Ns) {
+    if let Some(c) = submit_cpu_ns.as_mut() {
+        *c += idle_wake_ns;
+    }
+}
+
 fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
     if trace.probing() {
         let p = Probe::DeviceDepth {

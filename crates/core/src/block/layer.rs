@@ -62,6 +62,9 @@ pub(crate) struct DevState {
     pub tag_waiters: crate::block::sbitmap::TagWaiters<u32>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
+    /// What a submitter pays to wake the driver's idle worker
+    /// (`DeviceConfig::idle_wake_ns`; 0 = a driver that issues inline).
+    pub idle_wake_ns: Ns,
     /// /sys/block/DEV/stat counters.
     pub diskstats: crate::block::diskstats::DiskStats,
     /// Completed requests and bios, for the run summary.
@@ -83,6 +86,13 @@ pub struct BlockLayer {
     /// Scratch list for bios released by controllers (reused, never shrunk).
     pub(crate) released: Vec<u32>,
     pub(crate) peak_bios: usize,
+    /// While a task's submit call runs (`Some`, set by the kernel around
+    /// `submit_bio`), the CPU time the call spends beyond
+    /// `CpuCosts::submit_ns`: the wake-ups of idle driver threads it
+    /// dispatched to. `None` outside a submit call: a dispatch from a
+    /// completion or a timer runs in interrupt or kworker context, whose
+    /// time nobody's clock is charged with.
+    pub(crate) submit_cpu_ns: Option<Ns>,
 }
 
 impl BlockLayer {

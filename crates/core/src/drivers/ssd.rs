@@ -13,6 +13,8 @@
 //!   Defaults: read lognormal median 80 µs σ 0.3; write fixed_exp 20 µs + 10 µs.
 //! * `unit_bps` (bytes/s per unit, default 500 000 000; 0 = no transfer time):
 //!   the command's bytes take `bytes / unit_bps` on its unit after the latency.
+//! * `unit_write_bps` (bytes/s per unit; default: `unit_bps`): the same for
+//!   writes, when the device writes at another speed than it reads.
 //! * `placement` (default `"least_busy"`): `"least_busy"` sends a command to the
 //!   unit that becomes free first (lowest index on ties); `"stripe"` sends it to
 //!   unit `(byte offset / stripe_kb KiB) mod units`.
@@ -117,6 +119,9 @@ pub struct SsdSpec {
     pub write: LatencyDist,
     #[serde(default = "default_unit_bps")]
     pub unit_bps: u64,
+    /// Per-unit write bandwidth; None = `unit_bps`.
+    #[serde(default)]
+    pub unit_write_bps: Option<u64>,
     #[serde(default)]
     pub placement: Placement,
     #[serde(default = "default_stripe_kb")]
@@ -157,6 +162,7 @@ impl Default for SsdSpec {
             read: default_read(),
             write: default_write(),
             unit_bps: default_unit_bps(),
+            unit_write_bps: None,
             placement: Placement::default(),
             stripe_kb: default_stripe_kb(),
             queue_depth: default_qd(),
@@ -219,15 +225,23 @@ impl DeviceModel for Ssd {
         self.spec.queue_depth
     }
     fn issue(&mut self, now: Ns, op: Op, sector: u64, bytes: u32) -> Ns {
-        let (lat, xfer_bytes) = match op {
-            Op::Read => (self.spec.read.sample(&mut self.rng), bytes),
-            Op::Write => (self.spec.write.sample(&mut self.rng), bytes),
-            Op::Flush | Op::Discard => (self.spec.write.sample(&mut self.rng), 0),
+        let (lat, xfer_bytes, bps) = match op {
+            Op::Read => (
+                self.spec.read.sample(&mut self.rng),
+                bytes,
+                self.spec.unit_bps,
+            ),
+            Op::Write => (
+                self.spec.write.sample(&mut self.rng),
+                bytes,
+                self.spec.unit_write_bps.unwrap_or(self.spec.unit_bps),
+            ),
+            Op::Flush | Op::Discard => (self.spec.write.sample(&mut self.rng), 0, 0),
         };
-        let xfer = if self.spec.unit_bps == 0 {
+        let xfer = if bps == 0 {
             0
         } else {
-            (xfer_bytes as u64 * NSEC_PER_SEC).div_ceil(self.spec.unit_bps)
+            (xfer_bytes as u64 * NSEC_PER_SEC).div_ceil(bps)
         };
         let u = self.pick_unit(sector);
         let start = now.max(self.free[u]);
@@ -236,8 +250,12 @@ impl DeviceModel for Ssd {
     }
     fn describe(&self) -> String {
         let s = &self.spec;
+        let wbps = s
+            .unit_write_bps
+            .map(|b| format!(" unit_write_bps={b}"))
+            .unwrap_or_default();
         format!(
-            "ssd units={} read={:?} write={:?} unit_bps={} placement={:?} stripe_kb={} queue_depth={}",
+            "ssd units={} read={:?} write={:?} unit_bps={}{wbps} placement={:?} stripe_kb={} queue_depth={}",
             s.units, s.read, s.write, s.unit_bps, s.placement, s.stripe_kb, s.queue_depth
         )
     }
@@ -256,6 +274,24 @@ mod tests {
             placement,
             ..SsdSpec::default()
         }
+    }
+
+    #[test]
+    fn writes_transfer_at_unit_write_bps() {
+        let mut spec = fixed(1, 10.0, Placement::LeastBusy);
+        spec.unit_bps = 1_000_000_000;
+        // 128 KiB: 131 072 ns at 1 GB/s (reads and, without the key, writes)
+        let mut d = Ssd::new(&spec, 0).unwrap();
+        assert_eq!(d.issue(0, Op::Read, 0, 131_072), 10_000 + 131_072);
+        let mut d = Ssd::new(&spec, 0).unwrap();
+        assert_eq!(d.issue(0, Op::Write, 0, 131_072), 10_000 + 131_072);
+        // writes at 0.5 GB/s, reads unchanged
+        spec.unit_write_bps = Some(500_000_000);
+        let mut d = Ssd::new(&spec, 0).unwrap();
+        assert_eq!(d.issue(0, Op::Write, 0, 131_072), 10_000 + 262_144);
+        let mut d = Ssd::new(&spec, 0).unwrap();
+        assert_eq!(d.issue(0, Op::Read, 0, 131_072), 10_000 + 131_072);
+        assert!(d.describe().contains("unit_write_bps=500000000"));
     }
 
     #[test]

@@ -22,6 +22,11 @@ pub struct DeviceConfig {
     /// blk-wbt on this device, None = no wbt (as with CONFIG_BLK_WBT_MQ=n;
     /// what every scenario got before wbt was modelled).
     pub wbt: Option<WbtConfig>,
+    /// CPU time a submit call spends waking the driver's idle worker thread
+    /// when it dispatches to the device while nothing is in flight there
+    /// (a threaded driver such as loop; 0 for drivers that issue inline).
+    /// See `BlockLayer::submit_cpu_ns`.
+    pub idle_wake_ns: Ns,
 }
 
 /// A device's writeback throttling set-up.

@@ -135,7 +135,7 @@ impl Syscalls for Kernel {
 
     /// `io_submit` → `aio_read`/`aio_write` → `blkdev_direct_IO` →
     /// `submit_bio` (or the same from `pread`/`pwrite` on O_DIRECT).
-    fn submit(&mut self, tasks: &mut dyn Tasks, io: DirectIo) {
+    fn submit(&mut self, tasks: &mut dyn Tasks, io: DirectIo) -> Ns {
         let mut bio = Bio::new(
             io.dev,
             io.cg,
@@ -161,7 +161,13 @@ impl Syscalls for Kernel {
             .blk_ioprio
             .bio_set_ioprio(io.cg, Ioprio::default(), io.task_prio);
         let id = self.blk.bios.insert(bio);
+        // what the call spends inside submit_bio beyond submit_ns (the
+        // dispatches it runs itself); a task that sleeps in the kernel
+        // (rq_qos, a tag) dispatches later, from the waker's context, and
+        // is charged only submit_ns when it resumes (simplified)
+        self.blk.submit_cpu_ns = Some(0);
         self.with(tasks).submit_bio(id);
+        self.blk.submit_cpu_ns.take().unwrap_or(0)
     }
 
     fn return_delay(&mut self, dev: DevId, cg: CgId) -> Ns {

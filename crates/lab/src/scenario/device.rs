@@ -136,12 +136,20 @@ impl Builder<'_> {
             return self.err(&span, format!("device {name}: {e}"));
         }
         let wbt = self.wbt(d, &name)?;
+        let idle_wake_ns = match &d.idle_wake_ns {
+            None => 0,
+            Some(v) => match limits::host_ns("idle_wake_ns", *v.get_ref()) {
+                Ok(x) => x,
+                Err(e) => return self.err(&v.span(), format!("device {name}: {e}")),
+            },
+        };
         Some(DeviceConfig {
             info,
             model,
             scheduler,
             iosched,
             wbt,
+            idle_wake_ns,
         })
     }
 

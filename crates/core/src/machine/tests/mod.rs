@@ -3,6 +3,7 @@
 //! the quantisation of fio's statistics.
 
 mod fio_offsets;
+mod idle_wake;
 mod mq_deadline;
 mod pagecache;
 
@@ -33,6 +34,7 @@ pub(crate) fn nullb_dev(completion_nsec: u64, depth: u32) -> DeviceConfig {
         scheduler: "none".into(),
         iosched: Vec::new(),
         wbt: None,
+        idle_wake_ns: 0,
     }
 }
 

@@ -484,7 +484,7 @@ impl Workload {
             Phase::InSubmit(n)
         };
         job.submit_done = false;
-        sys.submit(self, io);
+        let extra_cpu_ns = sys.submit(self, io);
         let job = &mut self.jobs[j as usize];
         if sync_engine {
             return false; // io_u_complete moves us on
@@ -493,7 +493,7 @@ impl Workload {
             return false; // asleep in the kernel; submit_done wakes us
         }
         job.phase = Phase::SubmitReturn(n);
-        let t = now + sys.cpu().submit_ns + self.return_delay(sys, j);
+        let t = now + sys.cpu().submit_ns + extra_cpu_ns + self.return_delay(sys, j);
         self.job_sleep_until(sys, j, t)
     }
 

@@ -1,0 +1,136 @@
+//! The quiet-machine calibration of a tmpfs loop device, fitted again from
+//! its printed figures and validated against its real validation figures:
+//! the fit, the printed block and the validation together (a module of its
+//! own because it uses all three).
+
+use crate::facts::DeviceFacts;
+use crate::fio_run::{DirFigures, FioResult};
+use crate::fit::{fit, HostCosts, Measured, ModelKind};
+use crate::plan::{self, Job};
+use crate::sim_run;
+use blklab_core::drivers::ModelSpec;
+
+/// One fio figure line of calibrate's table: (IOPS, B/s, clat mean, p50,
+/// p99 in µs, slat mean in ns).
+fn fig(iops: f64, bw: f64, mean_us: f64, p50_us: f64, p99_us: f64, slat_ns: f64) -> DirFigures {
+    DirFigures {
+        iops,
+        bw_bytes_per_s: bw,
+        ios: (iops * 3.0) as u64,
+        slat_mean_ns: slat_ns,
+        clat_mean_ns: mean_us * 1e3,
+        clat_pct_ns: vec![(50.0, p50_us * 1e3), (99.0, p99_us * 1e3)],
+        ..DirFigures::default()
+    }
+}
+
+fn one(d: DirFigures, write: bool) -> FioResult {
+    if write {
+        FioResult {
+            write: d,
+            ..FioResult::default()
+        }
+    } else {
+        FioResult {
+            read: d,
+            ..FioResult::default()
+        }
+    }
+}
+
+/// The quiet-machine calibration of a 256 MiB tmpfs loop device (load
+/// 0.3–2; the stop note's issue-20 table, raw output in
+/// /work/notes/calib/tmpfs2.out), fitted again from its printed figures
+/// and validated against the real validation figures of that run. fio's
+/// QD1 slat is not in the table: 1/IOPS − clat mean − 0.5 µs of fio's own
+/// time per I/O (the 0.5 µs from the run before, which printed its slat).
+#[test]
+fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
+    let mib = 1048576.0;
+    let q1_slat = 1e9 / 33442.0 - 18.5e3 - 500.0;
+    let mut m = Measured::new();
+    // (job, IOPS, MiB/s, clat mean, p50, p99 µs, slat ns, writes); the big
+    // blocks' B/s from the io.cost.model line (rbps, wbps)
+    #[rustfmt::skip]
+    let rows = [
+        (plan::LAT_READ_4K.to_string(), 33442.0, 130.6 * mib, 18.5, 1.3, 71.2, q1_slat, false),
+        (plan::LAT_WRITE_4K.to_string(), 27412.0, 107.1 * mib, 24.3, 18.8, 73.2, 0.0, true),
+        (plan::LAT_READ_64K.to_string(), 17252.0, 1078.2 * mib, 38.2, 44.3, 98.8, 0.0, false),
+        (plan::rand_read_id(8), 208698.0, 815.2 * mib, 35.1, 28.5, 89.6, 0.0, false),
+        (plan::rand_read_id(64), 274437.0, 1072.0 * mib, 230.2, 205.8, 399.4, 2643.0, false),
+        (plan::RAND_WRITE_QD64.to_string(), 261856.0, 1022.9 * mib, 241.4, 207.9, 485.4, 0.0, true),
+        (plan::SEQ_READ_4K.to_string(), 286902.0, 1120.7 * mib, 220.2, 205.8, 391.2, 0.0, false),
+        (plan::SEQ_WRITE_4K.to_string(), 260238.0, 1016.6 * mib, 242.8, 214.0, 440.3, 0.0, true),
+        (plan::SEQ_READ_BIG.to_string(), 304.0, 5102464426.0, 2775.4, 2670.6, 4014.1, 0.0, false),
+        (plan::SEQ_WRITE_BIG.to_string(), 242.0, 4056030241.0, 3349.4, 3031.0, 4685.8, 0.0, true),
+    ];
+    for (id, iops, bw, mean, p50, p99, slat, w) in rows {
+        m.insert(id, one(fig(iops, bw, mean, p50, p99, slat), w));
+    }
+    let mix = fig(174641.0, 682.2 * mib, 125.2, 107.0, 252.9, 0.0);
+    m.insert(
+        plan::MIX.to_string(),
+        FioResult {
+            read: DirFigures {
+                iops: mix.iops * 0.7,
+                ..mix.clone()
+            },
+            write: DirFigures {
+                iops: mix.iops * 0.3,
+                ios: mix.ios / 3,
+                ..mix
+            },
+            ..FioResult::default()
+        },
+    );
+    let f = DeviceFacts {
+        name: "loop0".into(),
+        devno: "7:0".into(),
+        size_bytes: 256 << 20,
+        max_sectors_kb: 1280,
+        logical_block_size: 512,
+        nr_requests: 128,
+        rotational: false,
+    };
+    let jobs = plan::plan(true, 256 << 20, true);
+    let simf = |model: &ModelSpec, h: &HostCosts, j: &Job| {
+        sim_run::simulate(&f.device(model.clone(), h.idle_wake_ns), h.cpu, &j.args)
+    };
+    let fitted = fit(&m, &f, None, &simf, &jobs).unwrap();
+    assert!(fitted.host.idle_wake_ns > 7_000, "{:?}", fitted.host);
+    // validation as calibrate runs it: the printed block read back
+    let block = crate::render::device_block(&f, &fitted, ModelKind::Ssd);
+    let dev = sim_run::device_from_toml(&block).unwrap();
+    let real = [
+        ("val-randread-4k-qd1", 33631.0, 19.3, 64.3),
+        ("val-randread-4k-qd32", 274732.0, 113.6, 226.3),
+        ("val-write-128k-qd8", 33505.0, 231.5, 374.8),
+        ("val-randrw-70-30-4k-qd16", 264797.0, 57.6, 125.4),
+    ];
+    let mut rows = Vec::new();
+    for (j, (id, iops, mean, p99)) in crate::validate::jobs(true, true).iter().zip(real) {
+        assert_eq!(j.id, id);
+        let s = sim_run::simulate(&dev, fitted.host.cpu, &j.args).unwrap();
+        let r = one(fig(iops, 0.0, mean, mean, p99, 0.0), false);
+        rows.extend(crate::validate::compare(id, &r, &s));
+    }
+    let table = crate::validate::table(&rows);
+    println!("{block}\n{table}\n{:?}", fitted.notes);
+    // Before idle_wake_ns and the per-direction unit bandwidths the same
+    // figures gave QD1 IOPS +40 % and the 128 KiB writes +21 % (IOPS) and
+    // -15.5 % (clat mean). Still missed: the p99 of the two deep jobs (real
+    // p99 twice the mean at QD32, 1.6× for the writes; the model's 1.5× and
+    // 1.2×). That spread comes from the loop worker and fio sharing two CPUs
+    // (the worker preempted, completions reaped in bursts), CPU contention
+    // the model does not have (docs/fidelity.md); a heavier per-request
+    // tail would break the QD1 p99, which passes.
+    let host_tails = ["val-randread-4k-qd32", "val-write-128k-qd8"];
+    let missed: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.pass())
+        .filter(|r| !(r.metric == "clat p99" && host_tails.contains(&r.job.as_str())))
+        .map(|r| format!("{} {}", r.job, r.metric))
+        .collect();
+    assert!(missed.is_empty(), "{missed:?}\n{table}");
+    assert!(rows.iter().filter(|r| r.pass()).count() >= 10, "{table}");
+}
