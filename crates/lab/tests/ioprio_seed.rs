@@ -49,15 +49,19 @@ fn sum(r: &blklab_core::RunResult, name_prefix: &str) -> PcJobStats {
 /// read is a refault of a mapped page and becomes RT, while the BE writeback
 /// waits behind it), so the test asks for at least −20 % with both variants,
 /// and none of the writeback bios may be promoted (dd's pages are written
-/// once: no PG_workingset).
+/// once: no PG_workingset). The memory users' first ~2000 fault reads touch
+/// their pages for the first time and are never promoted; every later one
+/// is: 1833 of 3881 after 3 s, 3914 of 5962 after 4 s, 12477 of 14525 after
+/// the example's 8 s (iter-bio). 4 s makes "most" a margin, not a race
+/// with how fast the first touches go.
 #[test]
 fn case1_fault_wait_improves_with_both_variants() {
-    let off = run("ioprio-case1-fault-latency.toml", "off", 3);
+    let off = run("ioprio-case1-fault-latency.toml", "off", 4);
     let o = sum(&off, "costmem");
     assert!(o.major_faults > 1000, "a page-fault-heavy run: {o:?}");
     assert_eq!(o.read_bios_rt, 0, "no promotion with the switch off");
     for mode in ["iter-bio", "add-page"] {
-        let r = run("ioprio-case1-fault-latency.toml", mode, 3);
+        let r = run("ioprio-case1-fault-latency.toml", mode, 4);
         let s = sum(&r, "costmem");
         assert!(
             s.read_bios_rt * 2 > s.read_bios,
