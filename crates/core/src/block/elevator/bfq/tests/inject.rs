@@ -174,7 +174,7 @@ fn think_time_flips_reset_the_inject_limit_until_a_base_time_exists() {
     let slice_idle = h.bfq.t.slice_idle_ns;
     // Call the update directly, with the queue as it would be after a
     // while with no I/O (not busy, nothing in the drive) and a valid mean.
-    let mut flip = |h: &mut H, at_ms: u64, mean_ns: u64, last_serv_ns: u64| {
+    let flip = |h: &mut H, at_ms: u64, mean_ns: u64, last_serv_ns: u64| {
         h.now = at_ms * NSEC_PER_MSEC;
         h.bfq.now = h.now;
         let q = &mut h.bfq.queues[qa as usize];
