@@ -230,10 +230,7 @@ pub(crate) trait BlkMq: BlkHost {
         let bio = b.bios.get(id);
         let (op, sync) = (bio.op, bio.flags.sync || bio.op == Op::Read);
         let d = &mut b.devs[dev as usize];
-        let shallow =
-            d.st.elv
-                .limit_depth(op, sync, d.info.nr_requests)
-                .map(|capacity| word_depth(capacity, d.info.nr_requests));
+        let shallow = d.st.elv.limit_depth(op, sync, d.info.nr_requests);
         d.st.tag_bits.get(shallow)
     }
 
@@ -269,15 +266,11 @@ pub(crate) trait BlkMq: BlkHost {
             fifo_time: 0,
             done_time: 0,
             wbt_acct: bio.wbt_acct,
+            tag,
         };
         let rid = b.reqs.insert(rq);
         {
             let d = &mut b.devs[dev as usize];
-            d.st.tags_used += 1;
-            if d.st.req_tag.len() <= rid as usize {
-                d.st.req_tag.resize(rid as usize + 1, 0);
-            }
-            d.st.req_tag[rid as usize] = tag;
             d.st.diskstats.start(now, b.reqs.get(rid).op);
             let mut ctx = dev_ctx!(b, now, d);
             let r = b.reqs.get(rid);
@@ -307,8 +300,7 @@ pub(crate) trait BlkMq: BlkHost {
         for rid in freed {
             let rq = b.reqs.remove(rid);
             let d = &mut b.devs[dev as usize];
-            d.st.tags_used -= 1;
-            d.st.tag_bits.put(d.st.req_tag[rid as usize]);
+            d.st.tag_bits.put(rq.tag);
             d.st.diskstats.merged_request(now, rq.op);
             let mut ctx = dev_ctx!(b, now, d);
             for q in d.st.qos.iter_mut() {
@@ -414,8 +406,7 @@ pub(crate) trait BlkMq: BlkHost {
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
-            d.st.tags_used -= 1;
-            d.st.tag_bits.put(d.st.req_tag[rid as usize]);
+            d.st.tag_bits.put(rq.tag);
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
@@ -515,7 +506,6 @@ pub(crate) trait BlkMq: BlkHost {
 
 impl<T: BlkHost> BlkMq for T {}
 
-/// The device's request count changed: a probe sample (time series only).
 /// A request reached a device with nothing in flight: a threaded driver's
 /// worker is asleep, and the submit call that dispatched the request pays
 /// for waking it. Mirrors `loop_queue_rq` → `loop_queue_work` → `queue_work`
@@ -533,6 +523,7 @@ fn idle_wake(submit_cpu_ns: &mut Option<Ns>, idle_wake_ns: Ns) {
     }
 }
 
+/// The device's request count changed: a probe sample (time series only).
 fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
     if trace.probing() {
         let p = Probe::DeviceDepth {
@@ -563,11 +554,4 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
         Probe::ThrotlQueue { dev, cg, write }
     };
     b.trace.probe(now, &p);
-}
-
-/// `dd_to_word_depth`: a depth of `depth` requests out of `nr_requests`
-/// as a shallow depth in bits per bitmap word, rounded up.
-fn word_depth(depth: u32, nr_requests: u32) -> u32 {
-    let shift = crate::block::sbitmap::calculate_shift(nr_requests);
-    (((depth as u64) << shift).div_ceil(nr_requests.max(1) as u64)).min(u32::MAX as u64) as u32
 }

@@ -51,12 +51,9 @@ pub(crate) struct DevState {
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,
     pub elv_armed: Armed,
-    /// Requests allocated (tags in use), limited by nr_requests.
-    pub tags_used: u32,
-    /// Which of the nr_requests tags are in use, and the tag each live
-    /// request holds (indexed by ReqId).
+    /// Which of the nr_requests tags are in use (each request holds its
+    /// own, `Request::tag`).
     pub tag_bits: crate::block::sbitmap::TagBitmap,
-    pub req_tag: Vec<u32>,
     /// Bios that passed rq_qos and sleep for a request tag (sbitmap's wait
     /// queues: not a FIFO, woken in batches).
     pub tag_waiters: crate::block::sbitmap::TagWaiters<u32>,

@@ -36,6 +36,9 @@ pub struct Request {
     pub done_time: Ns,
     /// `rq->wbt_flags`: blk-wbt's class for this request (from its bio).
     pub wbt_acct: u8,
+    /// `rq->tag`: the tag it holds in the device's tag set (the scheduler's
+    /// tags with a scheduler, the driver's without), freed with it.
+    pub tag: u32,
 }
 
 /// The submitting task of a request, as far as the schedulers need it: BFQ

@@ -61,6 +61,19 @@ pub fn calc_wake_batch(depth: u32, min_shallow_depth: u32) -> u32 {
     (usable / SBQ_WAIT_QUEUES as u32).clamp(1, SBQ_WAKE_BATCH)
 }
 
+/// `find_next_zero_bit`: the first clear bit of `word` at or above `from`
+/// and below `depth` (≤ 64), by masking rather than a scan: this runs on
+/// every request allocation.
+fn find_next_zero_bit(word: u64, depth: u32, from: u32) -> Option<u32> {
+    if from >= depth {
+        return None;
+    }
+    let below = (1u64 << from) - 1; // from < depth ≤ 64
+    let above = if depth >= 64 { 0 } else { !0u64 << depth };
+    let b = (!(word | below | above)).trailing_zeros();
+    (b < depth).then_some(b)
+}
+
 /// The tag bits themselves (`struct sbitmap`): which tags are in use, and
 /// the allocation hint. Which bits are taken matters only to a shallow
 /// allocation (a scheduler's `limit_depth`), which may use just the low
@@ -104,8 +117,7 @@ impl TagBitmap {
     fn get_word(&mut self, i: usize, depth: u32, mut hint: u32, wrap: bool) -> Option<u32> {
         let wrap = wrap && hint != 0;
         loop {
-            let free = (hint..depth).find(|&b| self.words[i] & (1u64 << b) == 0);
-            match free {
+            match find_next_zero_bit(self.words[i], depth, hint) {
                 Some(b) => {
                     self.words[i] |= 1u64 << b;
                     return Some(b);
@@ -286,6 +298,22 @@ mod tests {
         assert_eq!(shallow_capacity(256, 1000), 256);
         // 100 tags: 6 words of 16 and one of 4
         assert_eq!(shallow_capacity(100, 8), 6 * 8 + 4);
+    }
+
+    #[test]
+    fn next_zero_bit_masks_as_a_scan_would() {
+        for word in [0u64, 1, 0b1011, !0, !0 >> 1, 0x8000_0000_0000_0000, 0xF0F0] {
+            for depth in [1u32, 4, 16, 63, 64] {
+                for from in 0..=depth {
+                    let scan = (from..depth).find(|&b| word & (1u64 << b) == 0);
+                    assert_eq!(
+                        find_next_zero_bit(word, depth, from),
+                        scan,
+                        "{word:#x} {depth} {from}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

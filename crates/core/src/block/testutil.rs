@@ -79,5 +79,6 @@ pub(crate) fn request(
         fifo_time: 0,
         done_time: 0,
         wbt_acct: 0,
+        tag: 0,
     }
 }

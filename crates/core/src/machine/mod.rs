@@ -54,6 +54,7 @@ impl Sim {
             for (k, v) in &d.iosched {
                 elv.set_tunable(k, v).map_err(dev_err)?;
             }
+            let min_shallow_depth = elv.min_shallow_depth();
             let throttle =
                 crate::block::throttle::Throttle::new(&d.info, &cfg.cgroups, cfg.hz, &cfg.switches)
                     .map_err(|(cg, e)| SetupError::Cgroup {
@@ -123,19 +124,10 @@ impl Sim {
                     qos_armed: vec![Armed::default(); qos.len()],
                     qos,
                     elv_armed: Armed::default(),
-                    tags_used: 0,
                     tag_bits: crate::block::sbitmap::TagBitmap::new(d.info.nr_requests),
-                    req_tag: Vec::new(),
-                    // mq-deadline and bfq limit each bitmap word of their
-                    // tags to a shallow depth of at least 1
-                    // (`dd_depth_updated`, `bfq_depth_updated`)
                     tag_waiters: crate::block::sbitmap::TagWaiters::new(
                         d.info.nr_requests,
-                        if matches!(d.scheduler.as_str(), "mq-deadline" | "bfq") {
-                            1
-                        } else {
-                            crate::block::sbitmap::NO_SHALLOW_LIMIT
-                        },
+                        min_shallow_depth,
                     ),
                     in_device: 0,
                     idle_wake_ns: d.idle_wake_ns,

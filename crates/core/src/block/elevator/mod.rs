@@ -57,9 +57,15 @@ pub trait Elevator {
     fn tunables(&self) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// `limit_depth`: the depth (in requests, of `nr_requests`) an
-    /// allocation for `op` is limited to, or None for no limit; the block
-    /// layer turns it into a shallow depth per bitmap word.
+    /// `limit_depth`: the shallow depth (`data->shallow_depth`, bits per
+    /// word of the `nr_requests`-tag bitmap) an allocation for `op` is
+    /// limited to, or None for no limit.
+    /// The minimum shallow depth the scheduler sets on its tags
+    /// (`sbitmap_queue_min_shallow_depth`), which `wake_batch` counts with;
+    /// `NO_SHALLOW_LIMIT` for a scheduler that sets none.
+    fn min_shallow_depth(&self) -> u32 {
+        crate::block::sbitmap::NO_SHALLOW_LIMIT
+    }
     fn limit_depth(
         &self,
         _op: crate::block::bio::Op,

@@ -622,6 +622,11 @@ impl Elevator for Bfq {
         "bfq"
     }
 
+    /// `bfq_depth_updated`: 1 on the scheduler tags.
+    fn min_shallow_depth(&self) -> u32 {
+        1
+    }
+
     /// `bfq_insert_request` (requests are not merged: see the fidelity
     /// notes).
     fn insert(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>, rq: ReqId) {

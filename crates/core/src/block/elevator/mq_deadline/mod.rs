@@ -309,11 +309,19 @@ impl Elevator for MqDeadline {
     fn take_freed(&mut self, out: &mut Vec<ReqId>) {
         MqDeadline::take_freed(self, out)
     }
+    /// `dd_depth_updated`: 1 on the scheduler tags.
+    fn min_shallow_depth(&self) -> u32 {
+        1
+    }
     /// `dd_limit_depth`: writes and async requests are limited to
-    /// `async_depth` requests (scaled to bits per word by the block layer,
-    /// `dd_to_word_depth`); sync reads are not.
-    fn limit_depth(&self, op: Op, sync: bool, _nr_requests: u32) -> Option<u32> {
-        MqDeadline::limit_depth(self, op, sync)
+    /// `async_depth` requests, as bits per bitmap word (`dd_to_word_depth`:
+    /// scaled by the word size over nr_requests, rounded up); sync reads
+    /// are not.
+    fn limit_depth(&self, op: Op, sync: bool, nr_requests: u32) -> Option<u32> {
+        let depth = MqDeadline::limit_depth(self, op, sync)?;
+        let shift = crate::block::sbitmap::calculate_shift(nr_requests);
+        let bits = ((depth as u64) << shift).div_ceil(nr_requests.max(1) as u64);
+        Some(bits.min(u32::MAX as u64) as u32)
     }
     fn name(&self) -> &'static str {
         "mq-deadline"

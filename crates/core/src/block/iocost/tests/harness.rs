@@ -148,6 +148,7 @@ impl Sim {
             fifo_time: 0,
             done_time: self.now,
             wbt_acct: 0,
+            tag: 0,
         };
         let mut rel = Vec::new();
         let (ioc, mut ctx) = self.parts();

@@ -229,6 +229,7 @@ fn latency_and_rq_wait_accounting() {
         fifo_time: 0,
         done_time: 0,
         wbt_acct: 0,
+        tag: 0,
     };
     let mut rel = Vec::new();
     // 1 MiB read: 3.5 ms + 6.063946 ms allowance
