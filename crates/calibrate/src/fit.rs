@@ -240,33 +240,28 @@ pub(crate) fn grant_wait(q1: &DirFigures) -> (f64, f64) {
 /// QD1's slat and no wake-up cost.
 pub fn submit_costs(q1_slat_ns: f64, q64_slat_ns: f64) -> (HostCosts, String) {
     let q1 = q1_slat_ns.round().max(1.0) as u64;
-    if q64_slat_ns > 0.0 && q64_slat_ns < q1_slat_ns {
+    let (submit_ns, idle_wake_ns, note) = if q64_slat_ns > 0.0 && q64_slat_ns < q1_slat_ns {
         let submit_ns = (q64_slat_ns.round() as u64).max(1);
         let idle_wake_ns = q1.saturating_sub(submit_ns);
-        let host = HostCosts {
-            cpu: CpuCosts {
-                submit_ns,
-                ..CpuCosts::default()
-            },
-            idle_wake_ns,
-        };
         let note = format!(
             "submit_ns = {submit_ns} (fio's mean slat at QD64, {}); idle_wake_ns = {idle_wake_ns} (QD1's slat {q1} beyond it: a submission to an idle device)",
             plan::rand_read_id(64)
         );
-        return (host, note);
-    }
+        (submit_ns, idle_wake_ns, note)
+    } else {
+        let note = format!(
+            "submit_ns = {q1} (fio's mean slat at QD1, {}; QD64's is not smaller); idle_wake_ns = 0",
+            plan::LAT_READ_4K
+        );
+        (q1, 0, note)
+    };
     let host = HostCosts {
         cpu: CpuCosts {
-            submit_ns: q1,
+            submit_ns,
             ..CpuCosts::default()
         },
-        idle_wake_ns: 0,
+        idle_wake_ns,
     };
-    let note = format!(
-        "submit_ns = {q1} (fio's mean slat at QD1, {}; QD64's is not smaller); idle_wake_ns = 0",
-        plan::LAT_READ_4K
-    );
     (host, note)
 }
 

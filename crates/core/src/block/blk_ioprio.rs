@@ -99,9 +99,9 @@ impl PrioPolicy {
     /// v6.5 `promote-to-rt` is not a name the file knows (EINVAL).
     pub fn parse_in(buf: &str, table: PolicyTable) -> Result<PrioPolicy, KernelError> {
         let s = buf.strip_suffix('\n').unwrap_or(buf);
-        let known: Vec<&str> = match table {
-            PolicyTable::PromoteToRt => POLICY_NAMES.to_vec(),
-            PolicyTable::NoneToRt => POLICY_NAMES_PRE_6_5.to_vec(),
+        let known: &[&str] = match table {
+            PolicyTable::PromoteToRt => &POLICY_NAMES,
+            PolicyTable::NoneToRt => &POLICY_NAMES_PRE_6_5,
         };
         if known.contains(&s) {
             if let Some(i) = POLICY_NAMES.iter().position(|n| *n == s) {
