@@ -13,48 +13,6 @@ const DEV: &str = "[[device]]\nname = \"sda\"\ndevno = \"8:0\"\n[device.model]\n
 const JOB_A: &str =
     "[[job]]\ncgroup = \"/a\"\ncmdline = \"--name=a --rw=randread --runtime=200ms --time_based\"\n";
 
-/// `check` and `run --output-format summary` of a scenario text: (check
-/// status, run status, check's output, run's stderr).
-fn both(name: &str, toml: &str) -> (i32, i32, String, String) {
-    let dir = scratch(name);
-    let p = dir.join("bad.toml");
-    std::fs::write(&p, toml).unwrap();
-    let c = blklab(&["check", p.to_str().unwrap()]);
-    let r = blklab(&["run", "--output-format", "summary", p.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    (
-        c.status.code().unwrap_or(-1),
-        r.status.code().unwrap_or(-1),
-        format!("{}{}", stdout(&c), stderr(&c)),
-        stderr(&r),
-    )
-}
-
-/// The input is refused with status 2 by both commands, and both say `want`.
-fn refused(name: &str, toml: &str, want: &[&str]) -> String {
-    let (c, r, out, err) = both(name, toml);
-    assert_eq!((c, r), (2, 2), "check/run status\ncheck: {out}\nrun: {err}");
-    for w in want {
-        assert!(out.contains(w), "check lacks {w:?}: {out}");
-        assert!(err.contains(w), "run lacks {w:?}: {err}");
-    }
-    out
-}
-
-/// `run --output-format summary ARGS` of a scenario text, which must succeed.
-fn run_text(name: &str, toml: &str, args: &[&str]) -> std::process::Output {
-    let dir = scratch(name);
-    let p = dir.join("s.toml");
-    std::fs::write(&p, toml).unwrap();
-    let mut all = vec!["run", "--output-format", "summary"];
-    all.extend_from_slice(args);
-    all.push(p.to_str().unwrap());
-    let o = blklab(&all);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(o.status.success(), "{}", stderr(&o));
-    o
-}
-
 fn write(at: &str, cgroup: &str, file: &str, value: &str) -> String {
     format!(
         "[[write]]\nat = \"{at}\"\ncgroup = \"{cgroup}\"\nfile = \"{file}\"\nvalue = \"{value}\"\n"

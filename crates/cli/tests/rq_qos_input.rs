@@ -9,40 +9,10 @@ const DEV: &str = "[[device]]\nname = \"sda\"\ndevno = \"8:0\"\n[device.model]\n
 const JOB_A: &str =
     "[[job]]\ncgroup = \"/a\"\ncmdline = \"--name=a --rw=randread --runtime=200ms --time_based\"\n";
 
-/// `check` and `run` of a scenario text must both refuse it (status 2)
-/// with every string of `want` in their messages.
-fn refused(name: &str, toml: &str, want: &[&str]) {
-    let dir = scratch(name);
-    let p = dir.join("bad.toml");
-    std::fs::write(&p, toml).unwrap();
-    let c = blklab(&["check", p.to_str().unwrap()]);
-    let r = blklab(&["run", "--output-format", "summary", p.to_str().unwrap()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let (out, err) = (stdout(&c) + &stderr(&c), stderr(&r));
-    assert_eq!(
-        (c.status.code(), r.status.code()),
-        (Some(2), Some(2)),
-        "check: {out}\nrun: {err}"
-    );
-    for w in want {
-        assert!(out.contains(w), "check lacks {w:?}: {out}");
-        assert!(err.contains(w), "run lacks {w:?}: {err}");
-    }
-}
-
+/// `run --output-format summary --io-stat` of a scenario text, which must
+/// succeed: its stdout and stderr.
 fn runs(name: &str, toml: &str) -> String {
-    let dir = scratch(name);
-    let p = dir.join("s.toml");
-    std::fs::write(&p, toml).unwrap();
-    let o = blklab(&[
-        "run",
-        "--output-format",
-        "summary",
-        "--io-stat",
-        p.to_str().unwrap(),
-    ]);
-    let _ = std::fs::remove_dir_all(&dir);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_text(name, toml, &["--io-stat"]);
     stdout(&o) + &stderr(&o)
 }
 
