@@ -86,8 +86,12 @@ pub struct Case {
     pub deterministic: bool,
     pub tolerance: [Option<Tolerance>; 8],
     /// Trace iocost's QoS loop (`iocost_ioc_vrate_adj`) on both sides and
-    /// compare its distributions (qos_loop.rs); reported, not judged.
+    /// compare its distributions (qos_loop.rs); reported, and the period
+    /// judged where `period_tol_ms` says so.
     pub trace_qos: bool,
+    /// Judge iocost's period as the traced events show it (`trace_qos`):
+    /// the simulator's within this many ms of the real kernel's.
+    pub period_tol_ms: Option<f64>,
 }
 
 impl Case {
@@ -202,6 +206,7 @@ fn throttle(name: &str, about: &str, io_max: &str, opts: &str) -> Case {
             THROTTLE_TOL
         },
         trace_qos: false,
+        period_tol_ms: None,
     }
 }
 
@@ -259,6 +264,7 @@ fn vrate(weights: &[u32], bs: &str, rw: &str) -> Case {
         deterministic: true,
         tolerance: VRATE_TOL,
         trace_qos: false,
+        period_tol_ms: None,
     }
 }
 
@@ -300,7 +306,41 @@ fn capped(on: bool) -> Case {
         deterministic: false,
         tolerance: CAPPED_TOL,
         trace_qos: on,
+        period_tol_ms: None,
     }
+}
+
+/// The latency targets of the period cases (µs): periods of 4, 10 and 50 ms
+/// before the timer's rounding (`ioc_refresh_period_us`: twice the target
+/// at rpct 95).
+pub const PERIOD_RLAT_US: [u32; 3] = [2000, 5000, 25000];
+
+/// iocost's period length on the real kernel: the capped disk, saturated
+/// with the latency target `rlat_us` (missed, so every period is busy and
+/// traced), the period read from the events' timestamps (qos_loop.rs).
+/// Judged to 1 ms: the period is whole jiffies (4 ms at HZ=250, 1 ms at
+/// HZ=1000), so a timer that keeps one jiffy more or less fails at either
+/// HZ, and the guest's clock under icount has no jitter of its own beyond
+/// the softirq running the timer a tick late.
+fn period(rlat_us: u32) -> Case {
+    let mut c = capped(true);
+    let ms = rlat_us / 1000;
+    c.name = format!("iocost-period-rlat-{ms}ms");
+    c.about = format!(
+        "iocost's period with a {ms} ms read latency target (period 2 x {ms} ms before jiffy rounding) on the capped disk ({CAP_LIMIT} on the lower loop), groups 100:300, 4k randread QD32 each"
+    );
+    c.root_files = files(&[
+        ("io.cost.model", CAPPED_MODEL),
+        (
+            "io.cost.qos",
+            &format!("{{DEV}} enable=1 ctrl=user rpct=95 rlat={rlat_us} wpct=95 wlat={rlat_us} min=25 max=200"),
+        ),
+    ]);
+    c.runtime_s = 4;
+    c.quick_runtime_s = 3;
+    c.tolerance = [None; 8];
+    c.period_tol_ms = Some(1.0);
+    c
 }
 
 /// mq-deadline serving two priority classes. Reported, not judged: the BE
@@ -371,6 +411,7 @@ fn ioprio(by_cgroup: bool) -> Case {
         deterministic: false,
         tolerance: IOPRIO_TOL,
         trace_qos: false,
+        period_tol_ms: None,
     }
 }
 
@@ -447,6 +488,7 @@ fn bfq_shares(jobs: u32, depth: u32) -> Case {
         deterministic: false,
         tolerance: BFQ_TOL,
         trace_qos: false,
+        period_tol_ms: None,
     }
 }
 
@@ -518,6 +560,7 @@ fn iolatency(name: &str, target_us: Option<u32>, tolerance: [Option<Tolerance>; 
         deterministic: false,
         tolerance,
         trace_qos: false,
+        period_tol_ms: None,
     }
 }
 
@@ -561,6 +604,7 @@ pub fn all() -> Vec<Case> {
     }
     v.push(capped(false));
     v.push(capped(true));
+    v.extend(PERIOD_RLAT_US.iter().map(|&r| period(r)));
     for (jobs, depth) in [(1, 1), (1, 32), (4, 8)] {
         v.push(bfq_shares(jobs, depth));
     }

@@ -163,19 +163,6 @@ pub fn conclude(
             sim.as_ref().ok().map(|s| s.jobs.as_slice()),
         )
     });
-    let status = match (status0, &sim) {
-        (_, Err(e)) => Status::Error(format!("simulator: {e}")),
-        (Some(s), _) => s,
-        (None, Ok(_)) => {
-            let mut bad = judge(case, &jobs);
-            bad.extend(share.as_ref().and_then(share::ShareResult::complaint));
-            if bad.is_empty() {
-                Status::Pass
-            } else {
-                Status::Fail(bad)
-            }
-        }
-    };
     if let Some(r) = &real_runs {
         notes.splice(0..0, r.notes.iter().cloned());
         notes.extend(r.io_stat.iter().cloned());
@@ -203,6 +190,20 @@ pub fn conclude(
         let sim = side(sim_qos, 1, "simulator");
         qos_loop::QosLoop { real, sim }
     });
+    let status = match (status0, &sim) {
+        (_, Err(e)) => Status::Error(format!("simulator: {e}")),
+        (Some(s), _) => s,
+        (None, Ok(_)) => {
+            let mut bad = judge(case, &jobs);
+            bad.extend(share.as_ref().and_then(share::ShareResult::complaint));
+            bad.extend(period_complaint(case, qos.as_ref()));
+            if bad.is_empty() {
+                Status::Pass
+            } else {
+                Status::Fail(bad)
+            }
+        }
+    };
     CaseResult {
         case: case.clone(),
         status,
@@ -225,6 +226,28 @@ pub fn conclude(
         raw,
         qos,
         share,
+    }
+}
+
+/// The period check of a case that judges it: both sides' period and the
+/// tolerance, or why it could not be judged.
+fn period_complaint(case: &Case, qos: Option<&qos_loop::QosLoop>) -> Option<String> {
+    let tol = case.period_tol_ms?;
+    let (real, sim) = match qos {
+        Some(q) => (
+            q.real.as_ref().map(|s| s.period_ms),
+            q.sim.as_ref().map(|s| s.period_ms),
+        ),
+        None => (None, None),
+    };
+    match (real, sim) {
+        (Some(r), Some(s)) if (s - r).abs() <= tol => None,
+        (Some(r), Some(s)) if r.is_finite() && s.is_finite() => Some(format!(
+            "iocost period: real {r:.2} ms, simulator {s:.2} ms (tolerance {tol} ms)"
+        )),
+        _ => Some(format!(
+            "iocost period: not measured on both sides (real {real:?}, simulator {sim:?} ms)"
+        )),
     }
 }
 

@@ -8,7 +8,7 @@
 //! nr_lagging, nr_shortages — and how often the event fires, because the
 //! guest's and the simulator's periods do not start at the same instants.
 //!
-//! The comparison is reported, not judged: on the capped disk the simulated
+//! The distributions are reported, not judged: on the capped disk the simulated
 //! loop is known to run away from the kernel's (issue 13), and this table is
 //! the measure of that gap.
 
@@ -21,6 +21,9 @@ use blklab_core::sim::trace::TraceSink;
 /// `[dev] vrate=OLD->NEW busy=B missed_ppm=R:W rq_wait_pct=P lagging=L shortages=S`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VrateAdj {
+    /// When it fired: the trace line's timestamp (the kernel's, or the
+    /// simulator's clock), in ns.
+    pub t_ns: u64,
     pub vrate_old: u64,
     pub vrate_new: u64,
     pub busy_level: i32,
@@ -54,11 +57,12 @@ fn pair<T: std::str::FromStr>(payload: &str, key: &str, sep: &str) -> Result<(T,
 }
 
 impl VrateAdj {
-    /// The event's payload (what follows `[dev]`).
-    pub fn parse_payload(payload: &str) -> Result<VrateAdj, String> {
+    /// The event's payload (what follows `[dev]`), fired at `t_ns`.
+    pub fn parse_payload(t_ns: u64, payload: &str) -> Result<VrateAdj, String> {
         let (vrate_old, vrate_new) = pair::<u64>(payload, "vrate", "->")?;
         let (r, w) = pair::<u32>(payload, "missed_ppm", ":")?;
         Ok(VrateAdj {
+            t_ns,
             vrate_old,
             vrate_new,
             busy_level: field(payload, "busy")?,
@@ -73,13 +77,37 @@ impl VrateAdj {
     /// other events), an error for this event with a payload it cannot read.
     pub fn parse_line(line: &str) -> Option<Result<VrateAdj, String>> {
         let at = line.find(EVENT)?;
-        Some(Self::parse_payload(&line[at + EVENT.len()..]))
+        Some(
+            timestamp_ns(&line[..at])
+                .and_then(|t| Self::parse_payload(t, &line[at + EVENT.len()..])),
+        )
     }
 
     /// vrate after the adjustment, in percent of the model's nominal rate.
     pub fn vrate_pct(&self) -> f64 {
         self.vrate_new as f64 * 100.0 / VTIME_PER_USEC as f64
     }
+}
+
+/// The timestamp that ends the part of an ftrace line before the event's
+/// name (`... [000] ..s1.    12.345678: `): seconds with a fraction of up
+/// to nine digits, as ns.
+fn timestamp_ns(head: &str) -> Result<u64, String> {
+    let tok = head
+        .trim_end()
+        .strip_suffix(':')
+        .and_then(|h| h.split_whitespace().last())
+        .ok_or_else(|| format!("no timestamp before the event in \"{}\"", head.trim()))?;
+    let bad = || format!("timestamp \"{tok}\": expected SECONDS.FRACTION");
+    let (secs, frac) = tok.split_once('.').ok_or_else(bad)?;
+    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad());
+    }
+    let secs: u64 = secs.parse().map_err(|_| bad())?;
+    let frac_ns = frac.parse::<u64>().map_err(|_| bad())? * 10u64.pow(9 - frac.len() as u32);
+    secs.checked_mul(1_000_000_000)
+        .and_then(|x| x.checked_add(frac_ns))
+        .ok_or_else(bad)
 }
 
 /// Every `iocost_ioc_vrate_adj` event of a `trace` file's text.
@@ -105,12 +133,12 @@ pub struct Collected {
 pub struct Collect(pub std::rc::Rc<std::cell::RefCell<Collected>>);
 
 impl TraceSink for Collect {
-    fn event(&mut self, _t: u64, name: &str, payload: &str) {
+    fn event(&mut self, t: u64, name: &str, payload: &str) {
         if name != "iocost:iocost_ioc_vrate_adj" {
             return;
         }
         let mut c = self.0.borrow_mut();
-        match VrateAdj::parse_payload(payload) {
+        match VrateAdj::parse_payload(t, payload) {
             Ok(ev) => c.events.push(ev),
             Err(e) => {
                 c.error.get_or_insert(e);
@@ -179,7 +207,32 @@ pub struct Summary {
     pub events: usize,
     /// Events per second of the run.
     pub per_s: f64,
+    /// iocost's period as the events show it: the median time between
+    /// consecutive events, in ms (NaN with fewer than two). In a busy or
+    /// lagging period `ioc_adjust_base_vrate` always fires, so on a
+    /// saturated device most consecutive events are one period apart and
+    /// the median is the period the timer really keeps
+    /// (`ioc_refresh_period_us`'s length, rounded by `usecs_to_jiffies`
+    /// and run by the timer wheel). Gaps over `MAX_PERIOD_NS` (the kernel's
+    /// longest period, with slack) are not periods: they are the pauses
+    /// between repetitions, whose events are concatenated.
+    pub period_ms: f64,
     pub fields: [Dist; 7],
+}
+
+/// blk-iocost's `MAX_PERIOD` (1 s) and a jiffy of slack at HZ=100.
+const MAX_PERIOD_NS: u64 = 1_010_000_000;
+
+/// The median of the intervals between consecutive events (ms).
+fn period_ms(events: &[VrateAdj]) -> f64 {
+    let mut gaps: Vec<f64> = events
+        .windows(2)
+        .filter_map(|w| w[1].t_ns.checked_sub(w[0].t_ns))
+        .filter(|&d| d > 0 && d <= MAX_PERIOD_NS)
+        .map(|d| d as f64 / 1e6)
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    pct(&gaps, 50.0)
 }
 
 impl Summary {
@@ -202,6 +255,7 @@ impl Summary {
         Summary {
             events: events.len(),
             per_s: events.len() as f64 / runtime_s.max(1e-9),
+            period_ms: period_ms(events),
             fields,
         }
     }
@@ -246,7 +300,14 @@ impl QosLoop {
         let mut s = String::new();
         let count = |x: &Option<Summary>| {
             x.as_ref()
-                .map(|x| format!("{} events ({:.1}/s)", x.events, x.per_s))
+                .map(|x| {
+                    format!(
+                        "{} events ({:.1}/s, period {} ms)",
+                        x.events,
+                        x.per_s,
+                        num(x.period_ms)
+                    )
+                })
                 .unwrap_or_else(|| "not traced".into())
         };
         let _ = writeln!(
@@ -271,7 +332,14 @@ impl QosLoop {
         let mut s = String::new();
         let count = |x: &Option<Summary>| {
             x.as_ref()
-                .map(|x| format!("{} ({:.1}/s)", x.events, x.per_s))
+                .map(|x| {
+                    format!(
+                        "{} ({:.1}/s, period {} ms)",
+                        x.events,
+                        x.per_s,
+                        num(x.period_ms)
+                    )
+                })
                 .unwrap_or_else(|| "—".into())
         };
         let _ = writeln!(
@@ -309,6 +377,7 @@ mod tests {
         assert_eq!(
             ev[0],
             VrateAdj {
+                t_ns: 12_345_678_000,
                 vrate_old: 137438,
                 vrate_new: 131940,
                 busy_level: 1,
@@ -331,7 +400,35 @@ mod tests {
     fn a_damaged_event_is_an_error_naming_the_line() {
         let t = "x\n y: iocost_ioc_vrate_adj: [loop1] vrate=1->x busy=0\n";
         let e = parse_trace(t).unwrap_err();
+        assert!(e.starts_with("trace line 2: timestamp \"y\""), "{e}");
+        let t = "x\n y 1.5: iocost_ioc_vrate_adj: [loop1] vrate=1->x busy=0\n";
+        let e = parse_trace(t).unwrap_err();
         assert!(e.starts_with("trace line 2: vrate=1->x"), "{e}");
+        let t = "y 1.x5: iocost_ioc_vrate_adj: [loop1] vrate=1->2 busy=0\n";
+        let e = parse_trace(t).unwrap_err();
+        assert!(e.contains("timestamp \"1.x5\""), "{e}");
+    }
+
+    #[test]
+    fn the_period_is_the_median_gap_and_skips_pauses_between_repetitions() {
+        let at = |t_ns| VrateAdj {
+            t_ns,
+            vrate_old: 1,
+            vrate_new: 1,
+            busy_level: 1,
+            missed_ppm: [0, 0],
+            rq_wait_pct: 0,
+            nr_lagging: 0,
+            nr_shortages: 0,
+        };
+        // two repetitions of 16 ms periods with one period missing, 3 s apart
+        let ms = 1_000_000;
+        let ev: Vec<VrateAdj> = [0, 16, 32, 64, 80, 3080, 3096, 3112, 3128]
+            .iter()
+            .map(|&t| at(t * ms))
+            .collect();
+        assert_eq!(period_ms(&ev), 16.0);
+        assert!(period_ms(&ev[..1]).is_nan());
     }
 
     #[test]
@@ -343,7 +440,10 @@ mod tests {
             "[sda] vrate=137438->142936 busy=-1 missed_ppm=0:0 rq_wait_pct=0 lagging=0 shortages=3",
         );
         let ev = VrateAdj::parse_line(&line).unwrap().unwrap();
-        assert_eq!((ev.vrate_new, ev.nr_shortages), (142936, 3));
+        assert_eq!(
+            (ev.t_ns, ev.vrate_new, ev.nr_shortages),
+            (1_500_000, 142936, 3)
+        );
     }
 
     #[test]
@@ -360,12 +460,17 @@ mod tests {
         assert!((busy.nonzero - 2.0 / 3.0).abs() < 1e-9);
         let empty = Summary::of(&[], 1.0);
         assert!(empty.fields[0].p50.is_nan());
+        // events 50 ms apart: the period
+        assert!((s.period_ms - 50.0).abs() < 1e-9, "{}", s.period_ms);
         let q = QosLoop {
             real: Some(s),
             sim: None,
         };
         let t = q.text("");
-        assert!(t.contains("real 3 events (1.5/s), sim not traced"), "{t}");
+        assert!(
+            t.contains("real 3 events (1.5/s, period 50 ms), sim not traced"),
+            "{t}"
+        );
         assert!(q
             .markdown("c")
             .contains("| busy_level | -2/0/1 max 1 nz 67% | - |"));

@@ -245,6 +245,9 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
             })
             .collect();
         t.extend(r.share.as_ref().and_then(|sh| sh.tolerance_line()));
+        t.extend(r.case.period_tol_ms.map(|ms| {
+            format!("iocost period (median gap between `iocost_ioc_vrate_adj` events) ±{ms} ms")
+        }));
         let line = if t.is_empty() {
             "reported only".into()
         } else {
@@ -253,7 +256,9 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
         let fam = match r.case.name.split('-').next().unwrap_or("") {
             "throttle" if r.case.name.ends_with("-thinktime") => "throttle-*-thinktime",
             "throttle" => "throttle-*",
+            "iocost" if r.case.name.starts_with("iocost-period") => "iocost-period-*",
             "iocost" => "iocost-vrate-*",
+            "iolatency" => "iolatency-*",
             "ioprio" => "ioprio-*",
             // judged per shape
             "bfq" => r.case.name.as_str(),
@@ -272,7 +277,7 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
     if !loops.is_empty() {
         let _ = writeln!(
             s,
-            "\niocost's QoS loop, period by period (reported, not judged):\n"
+            "\niocost's QoS loop, period by period (the period judged where a tolerance above says so; the rest reported):\n"
         );
         for l in loops {
             let _ = writeln!(s, "{l}");
