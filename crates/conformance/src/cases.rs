@@ -343,6 +343,30 @@ fn period(rlat_us: u32) -> Case {
     c
 }
 
+/// A light job beside a heavy one on the capped disk, no controller above
+/// the cap: how long the QD1 job's I/Os wait. On the real rig the cap is
+/// blk-throttle on the lower loop device, in the groups' common parent,
+/// where each child group queues on its own and the parent takes from them
+/// in turn (`throtl_pop_queued`), so the light job does not wait behind
+/// the heavy one's 128 I/Os. Reported, not judged, until the simulator
+/// expresses that stacking (issue 13).
+fn light_beside_heavy() -> Case {
+    let mut c = capped(false);
+    c.name = "capped-qd1-beside-qd128".into();
+    c.about = format!(
+        "capped disk ({CAP_LIMIT} on the lower loop), no controller on the upper device: A 4k randread QD1 beside B 4k randread QD128; A's latency"
+    );
+    c.groups = vec![("/A".into(), vec![]), ("/B".into(), vec![])];
+    c.jobs = vec![
+        job("A", "/A", "--rw=randread --bs=4k --iodepth=1"),
+        job("B", "/B", "--rw=randread --bs=4k --iodepth=128"),
+    ];
+    c.runtime_s = 6;
+    c.quick_runtime_s = 3;
+    c.tolerance = [None; 8];
+    c
+}
+
 /// mq-deadline serving two priority classes. Reported, not judged: the BE
 /// class is dispatched only while the RT class has nothing queued or in
 /// flight (`dd_dispatch_request`) or once a request has aged
@@ -605,6 +629,7 @@ pub fn all() -> Vec<Case> {
     v.push(capped(false));
     v.push(capped(true));
     v.extend(PERIOD_RLAT_US.iter().map(|&r| period(r)));
+    v.push(light_beside_heavy());
     for (jobs, depth) in [(1, 1), (1, 32), (4, 8)] {
         v.push(bfq_shares(jobs, depth));
     }
@@ -672,6 +697,10 @@ mod tests {
             "iocost-vrate-alone-4k-seq",
             "capped-qos-iocost-off",
             "capped-qos-iocost-on",
+            "capped-qd1-beside-qd128",
+            "iocost-period-rlat-2ms",
+            "iocost-period-rlat-5ms",
+            "iocost-period-rlat-25ms",
             "ioprio-rt-be-mq-deadline",
             "ioprio-class-rt-be-mq-deadline",
         ] {
