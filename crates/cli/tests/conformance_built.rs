@@ -4,7 +4,9 @@
 //! Runs the two ioprio cases in one boot: `ioprio-class-rt-be-mq-deadline`
 //! needs CONFIG_BLK_CGROUP_IOPRIO, which no stock Debian kernel has, so it
 //! must run there (the cases are reported, not judged: their figures are
-//! not asserted).
+//! not asserted). The same boot runs two of iocost's period cases, which are
+//! judged: at HZ=1000 the period is whole milliseconds, so a timer model one
+//! jiffy off fails the 1 ms tolerance.
 //!
 //! The first run builds the kernel into the cache (about 4 minutes of CPU
 //! on 2 cores; 13 to 25 minutes of wall time measured on a heavily loaded
@@ -20,7 +22,7 @@ use common::*;
 const KERNEL: &str = "built-6.1-hz1000";
 
 #[test]
-fn built_kernel_runs_the_ioprio_cases() {
+fn built_kernel_runs_the_ioprio_and_period_cases() {
     if let Some(why) = vm_unavailable() {
         println!("SKIP: {why}");
         return;
@@ -32,11 +34,21 @@ fn built_kernel_runs_the_ioprio_cases() {
     }
     let (o, out) = conformance_quick(
         KERNEL,
-        &["ioprio-rt-be-mq-deadline", "ioprio-class-rt-be-mq-deadline"],
+        &[
+            "ioprio-rt-be-mq-deadline",
+            "ioprio-class-rt-be-mq-deadline",
+            "iocost-period-rlat-2ms",
+            "iocost-period-rlat-5ms",
+        ],
     );
     assert_eq!(o.status.code(), Some(0), "exit status");
     assert!(!out.contains("not runnable"), "{out}");
     // the booted kernel is the built one, and the simulator ran at its HZ
     assert!(out.contains("6.1.176-blklab-hz1000"), "{out}");
-    assert!(out.contains("summary: 2 PASS"), "{out}");
+    assert!(out.contains("summary: 4 PASS"), "{out}");
+    // the periods the events show: 2 x the target rounded up to jiffies,
+    // one more jiffy for the timer wheel (5 and 11 ms at HZ=1000)
+    for p in ["period 5 ms), sim", "period 11 ms), sim"] {
+        assert!(out.contains(p), "{p} missing in:\n{out}");
+    }
 }
