@@ -55,7 +55,27 @@ pub struct HostCpus {
 impl HostCpus {
     /// The most CPUs a scenario may ask for.
     pub const MAX_NR: u32 = 1024;
+
+    /// `nr` CPUs with the costs measured on a real host
+    /// (docs/fidelity/host.md, "Measured costs") and no tails.
+    pub fn measured(nr: u32) -> HostCpus {
+        HostCpus {
+            nr,
+            irq_ns: DEFAULT_IRQ_NS,
+            wake_ns: DEFAULT_WAKE_NS,
+            timer_ns: DEFAULT_TIMER_NS,
+            ..HostCpus::default()
+        }
+    }
 }
+
+/// Default completion interrupt + block softirq per request, ns
+/// (docs/fidelity/host.md).
+pub const DEFAULT_IRQ_NS: Ns = 2_000;
+/// Default wake-up + context switch of a blocked task, ns (docs/fidelity/host.md).
+pub const DEFAULT_WAKE_NS: Ns = 3_000;
+/// Default kernel timer softirq, ns (docs/fidelity/host.md).
+pub const DEFAULT_TIMER_NS: Ns = 1_000;
 
 /// One CPU.
 #[derive(Clone, Copy, Debug, Default)]
