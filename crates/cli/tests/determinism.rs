@@ -63,6 +63,9 @@ fn host_cpus_same_seed_byte_identical() {
     assert_eq!(a.stdout, b.stdout, "JSON differs between two runs");
     assert_ne!(a.stdout, c.stdout, "another seed draws other tails");
     let out = stdout(&a);
-    assert!(!out.contains("\"sys_cpu\" : 0.000000"), "sys_cpu filled: {out}");
+    assert!(
+        !out.contains("\"sys_cpu\" : 0.000000"),
+        "sys_cpu filled: {out}"
+    );
     assert!(!out.contains("\"ctx\" : 0,"), "ctx filled");
 }
