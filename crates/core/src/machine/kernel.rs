@@ -135,7 +135,8 @@ impl Syscalls for Kernel {
         self.cpu
     }
     fn sleep_inline(&mut self, t: Ns) -> bool {
-        if self.clk.can_skip_to(t) {
+        // a task that others wait for checks its slice at the end of each burst
+        if self.clk.can_skip_to(t) && !self.cpus.waiting() {
             self.clk.now = t;
             return true;
         }

@@ -70,6 +70,13 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
                 k.clk.q.push(t, Ev::Job(j));
                 return true;
             }
+            // it used its slice while others wait: it goes on later
+            if let Some((next, t)) = k.cpus.preempt(j, now) {
+                wl.set_wake(j, IN_RUN_QUEUE);
+                wl.set_wake(next, t);
+                k.clk.q.push(t, Ev::Job(next));
+                return true;
+            }
             wl.job_wake(k, j);
             if !wl.on_burst(j) {
                 k.release_task(wl, j);

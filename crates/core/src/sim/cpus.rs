@@ -10,9 +10,10 @@
 //! (`try_to_wake_up` → `__schedule`) before it runs; with no CPU idle it
 //! waits in one FIFO run queue for the next CPU released.
 //!
-//! Simplifications (docs/fidelity/host.md): no time slicing between tasks
-//! (the CFS tick never preempts a burst: bursts are microseconds, a slice
-//! is milliseconds); one run queue for the whole host (no per-CPU queues,
+//! Simplifications (docs/fidelity/host.md): time slicing only between
+//! bursts (a task that has held its CPU for a slice, [`SLICE_NS`], while
+//! others wait gives it up at the end of its current burst, as the
+//! scheduler tick would preempt it; bursts are microseconds); one run queue for the whole host (no per-CPU queues,
 //! no load balancing); interrupt work preempts the task on its CPU at once
 //! and its time is added to the task's burst when the burst ends (the task
 //! checks what was stolen from it, lazily, instead of each interrupt moving
@@ -68,6 +69,12 @@ impl HostCpus {
         }
     }
 }
+
+/// A task that has held its CPU this long while others wait is preempted
+/// at the end of its burst: `sysctl_sched_latency` (6 ms) shared by two
+/// runnable tasks, the slice of CFS (6.1) on a 1-CPU host (simplified: one
+/// slice whatever the number of tasks and CPUs; no wake-up preemption).
+pub const SLICE_NS: Ns = 3_000_000;
 
 /// Default completion interrupt + block softirq per request, ns: the BLOCK
 /// softirq traced on this project's 2-CPU VM (kernel 6.18, loop device on
@@ -239,10 +246,28 @@ impl Cpus {
         Some(tk.until)
     }
 
-    /// Task `t` holds its CPU for a burst ending at `until` (for
-    /// [`Cpus::wake`] of a running task).
-    pub fn set_until(&mut self, t: TaskId, until: Ns) {
-        self.tasks[t as usize].until = until;
+    /// At the end of a burst of task `t`: when it has held its CPU for a
+    /// slice and others wait, it is preempted (`scheduler_tick` →
+    /// `resched_curr`, taken at the burst's end): it goes to the back of the
+    /// run queue and the first waiting task gets the CPU (returned with the
+    /// end of that task's first burst).
+    pub fn preempt(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
+        if self.runq.is_empty() {
+            return None;
+        }
+        let tk = &self.tasks[t as usize];
+        if tk.on.is_none() || now - tk.got_at < SLICE_NS {
+            return None;
+        }
+        let (next, end) = self.block(t, now).expect("others wait");
+        self.tasks[t as usize].queued = true;
+        self.runq.push_back(t);
+        Some((next, end))
+    }
+
+    /// Whether tasks wait for a CPU.
+    pub fn waiting(&self) -> bool {
+        !self.runq.is_empty()
     }
 
     /// Whether task `t` holds a CPU.
@@ -250,8 +275,9 @@ impl Cpus {
         self.tasks[t as usize].on.is_some()
     }
 
-    /// Task `t` blocks at `now` (or ends): its CPU goes to the first task of
-    /// the run queue, returned with the end of that task's first burst.
+    /// Task `t` blocks at `now` (or ends, or is preempted): its CPU goes to
+    /// the first task of the run queue, returned with the end of that task's
+    /// first burst.
     pub fn block(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
         let tk = &mut self.tasks[t as usize];
         let c = tk.on.take()?;
@@ -365,6 +391,19 @@ mod tests {
         assert_eq!(h.burst_end(0, end + 2_300), None);
         // its own time excludes the wake-up and what was stolen
         assert_eq!(h.usage(0, end + 2_300), (10_000, 0));
+    }
+
+    #[test]
+    fn a_task_past_its_slice_yields_to_a_waiting_one() {
+        let mut h = host(1);
+        assert_eq!(h.wake(0, 0, 0), Woken::Runs(500));
+        assert_eq!(h.preempt(0, 500), None, "nobody waits");
+        assert_eq!(h.wake(1, 600, 0), Woken::Queued);
+        assert_eq!(h.preempt(0, SLICE_NS - 1), None, "within its slice");
+        assert_eq!(h.preempt(0, SLICE_NS), Some((1, SLICE_NS + 500)));
+        assert!(h.waiting(), "task 0 waits now");
+        assert_eq!(h.block(1, SLICE_NS + 700), Some((0, SLICE_NS + 1_200)));
+        assert_eq!(h.usage(0, SLICE_NS).1, 1, "an involuntary switch counts");
     }
 
     #[test]
