@@ -146,3 +146,27 @@ fn tails_are_seeded_and_reproducible() {
     // the tails cost CPU: fewer I/Os than without them
     assert!(ios(&a) < ios(&run(host(2), 3, 3_000, 7)));
 }
+
+#[test]
+fn a_task_that_never_blocks_yields_after_its_slice() {
+    // on one CPU, a QD32 job always finds a completion when it reaps, so it
+    // never blocks; a QD1 job beside it gets the CPU once per slice of the
+    // other (3 ms): about one I/O each time, ~333 a second, not none
+    let mut cfg = config(
+        vec![nullb_dev(3_000, 64)],
+        vec![
+            (job("deep", RwPattern::RandRead, 4096, 32, 1), "/"),
+            (job("qd1", RwPattern::RandRead, 4096, 1, 1), "/"),
+        ],
+    );
+    cfg.cpu.cpus = host(1);
+    let r = Sim::new(cfg, Tracer::default()).unwrap().run();
+    let qd1 = r.jobs[1].stats.dirs[0].total_ios;
+    let per_slice = 1e9 / crate::sim::cpus::SLICE_NS as f64;
+    assert!(
+        (qd1 as f64 / per_slice - 1.0).abs() < 0.1,
+        "{qd1} I/Os, ~{per_slice:.0} expected"
+    );
+    // and its clat holds the other's slice
+    assert!(r.jobs[1].stats.dirs[0].clat.stat.max >= crate::sim::cpus::SLICE_NS);
+}
