@@ -219,6 +219,10 @@ struct ConformanceArgs {
     /// Simulator only: do not touch the host.
     #[arg(long)]
     sim_only: bool,
+    /// The simulated host's CPUs (`[host] cpus` in each case's scenario;
+    /// 0 = the free host, the default). A QEMU guest has 1 vCPU.
+    #[arg(long, default_value_t = 0)]
+    sim_cpus: u32,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -648,6 +652,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 quick: a.quick,
                 markdown: a.markdown,
                 sim_only: a.sim_only,
+                sim_cpus: a.sim_cpus,
                 show: a.show,
                 kernel: a.kernel,
                 list_kernels: a.list_kernels,

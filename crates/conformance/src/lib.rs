@@ -105,8 +105,12 @@ pub fn run_case(
             rotational: false,
             switches: switches.to_vec(),
             hz: sim::DEFAULT_HZ,
+            host_cpus: opts.sim_cpus,
         },
-        Err(_) => SimDevice::placeholder(switches),
+        Err(_) => SimDevice {
+            host_cpus: opts.sim_cpus,
+            ..SimDevice::placeholder(switches)
+        },
     };
     Ok(conclude(
         case,

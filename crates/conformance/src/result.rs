@@ -16,6 +16,8 @@ pub struct Options {
     pub sim_only: bool,
     /// The machine the real side runs on (what some tolerances depend on).
     pub real_side: RealSide,
+    /// The simulated host's CPUs (`[host] cpus`, `--sim-cpus`); 0 = the free host.
+    pub sim_cpus: u32,
 }
 
 /// A case's outcome.

@@ -30,6 +30,9 @@ pub struct SimDevice {
     pub switches: Vec<(String, String)>,
     /// CONFIG_HZ of the kernel the case ran on (the scenario's `hz`).
     pub hz: u32,
+    /// The simulated host's CPUs (the scenario's `[host] cpus`; 0 = the
+    /// free host, the default; `--sim-cpus`).
+    pub host_cpus: u32,
 }
 
 /// The HZ the simulator assumes when the real kernel's is not known: the
@@ -45,6 +48,7 @@ impl SimDevice {
             rotational: false,
             switches: switches.to_vec(),
             hz: DEFAULT_HZ,
+            host_cpus: 0,
         }
     }
 }
@@ -89,6 +93,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
     let _ = writeln!(s, "\n[run]\nseed = 1\nhz = {}", dev.hz);
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
+    if dev.host_cpus > 0 {
+        let _ = writeln!(s, "\n[host]\ncpus = {}", dev.host_cpus);
+    }
     if !dev.switches.is_empty() {
         let _ = writeln!(s, "\n[run.switches]");
         for (k, v) in &dev.switches {
@@ -224,6 +231,7 @@ mod tests {
             rotational: false,
             switches: Vec::new(),
             hz: DEFAULT_HZ,
+            host_cpus: 0,
         }
     }
 

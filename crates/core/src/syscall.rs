@@ -52,6 +52,9 @@ pub trait Syscalls {
     /// before `t`, the clock moves there and the task goes on (true);
     /// otherwise (false) the task must queue its wake-up with [`Syscalls::timer`].
     fn sleep_inline(&mut self, t: Ns) -> bool;
+    /// Whether the host has CPUs that tasks contend for (`sim::cpus`): a
+    /// task that sleeps then gives its CPU up and wakes with `Ev::Wake`.
+    fn host_cpus(&self) -> bool;
     /// Queue `ev` at `t`: a task's wake-up, or one of fio's own timers.
     fn timer(&mut self, t: Ns, ev: Ev);
     /// Submit a direct I/O. The kernel calls [`Tasks::submit_done`] when the

@@ -273,9 +273,10 @@ pub fn job_json(r: &crate::report::JobReport, rs: &GroupRunStats, json_plus: boo
     }
 
     root.int("job_runtime", st.job_runtime_ms);
-    root.float("usr_cpu", 0.0);
-    root.float("sys_cpu", 0.0);
-    root.int("ctx", 0);
+    let (usr_cpu, sys_cpu) = st.cpu_pct();
+    root.float("usr_cpu", usr_cpu);
+    root.float("sys_cpu", sys_cpu);
+    root.int("ctx", st.ctx);
     root.int("majf", 0);
     root.int("minf", 0);
 

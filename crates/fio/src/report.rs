@@ -102,6 +102,7 @@ fn sum_into(dst: &mut JobStats, src: &JobStats, unified: UnifiedRw) {
     }
     dst.job_runtime_ms += src.job_runtime_ms;
     dst.elapsed_s = dst.elapsed_s.max(src.elapsed_s);
+    dst.add_cpu(src);
 }
 
 /// fio's reporting entries (`__show_run_stats`): walk the jobs (every

@@ -394,6 +394,12 @@ pub struct JobStats {
     pub job_runtime_ms: u64,
     /// Wall (simulated) seconds from job start to end, for `elapsed`.
     pub elapsed_s: u64,
+    /// CPU time in user space and in the kernel (`ru_utime`, `ru_stime`),
+    /// ns, summed over merged jobs; 0 when the host's CPUs are not modelled.
+    pub usr_time_ns: u64,
+    pub sys_time_ns: u64,
+    /// Context switches (`ru_nvcsw + ru_nivcsw`), summed over merged jobs.
+    pub ctx: u64,
 }
 
 impl JobStats {
@@ -432,6 +438,25 @@ impl JobStats {
         }
         self.job_runtime_ms += o.job_runtime_ms;
         self.elapsed_s = self.elapsed_s.max(o.elapsed_s);
+        self.add_cpu(o);
+    }
+    /// Add another job's CPU figures (`sum_thread_stats`: usr_time, sys_time, ctx).
+    pub fn add_cpu(&mut self, o: &JobStats) {
+        self.usr_time_ns += o.usr_time_ns;
+        self.sys_time_ns += o.sys_time_ns;
+        self.ctx += o.ctx;
+    }
+    /// usr_cpu and sys_cpu as `show_thread_status` computes them: CPU time
+    /// over the job's runtime, in percent (0 without a runtime).
+    pub fn cpu_pct(&self) -> (f64, f64) {
+        if self.job_runtime_ms == 0 {
+            return (0.0, 0.0);
+        }
+        let rt_ns = self.job_runtime_ms as f64 * 1e6;
+        (
+            self.usr_time_ns as f64 * 100.0 / rt_ns,
+            self.sys_time_ns as f64 * 100.0 / rt_ns,
+        )
     }
     /// The `mixed` direction: all directions merged, runtime the max.
     pub fn mixed(&self) -> DirStats {

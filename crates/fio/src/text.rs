@@ -350,7 +350,12 @@ pub fn job_text(r: &JobReport, rs: &GroupRunStats, time_str: &str) -> String {
         "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
     ];
     lat_lines(&mut out, &calc_lat(&st.lat_ms, total_ios), &mranges, "msec");
-    out.push_str("  cpu          : usr=0.00%, sys=0.00%, ctx=0, majf=0, minf=0\n");
+    let (usr_cpu, sys_cpu) = st.cpu_pct();
+    let _ = writeln!(
+        out,
+        "  cpu          : usr={usr_cpu:.2}%, sys={sys_cpu:.2}%, ctx={}, majf=0, minf=0",
+        st.ctx
+    );
     dist_line(
         &mut out,
         "  IO depths    : ",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use blklab_core::block::blk_cgroup::CgroupTree;
 use blklab_core::sim::switches::Switches;
 use blklab_core::sim::time::{parse_duration, Hz, NSEC_PER_SEC};
-use blklab_core::{CpuCosts, DeviceConfig, JobConfig, SimConfig, TimedWrite};
+use blklab_core::{DeviceConfig, JobConfig, SimConfig, TimedWrite};
 use blklab_fio::JobSpec;
 use serde::Deserialize;
 use toml::Spanned;
@@ -21,6 +21,7 @@ use crate::limits;
 use crate::span::Source;
 
 mod device;
+mod host;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -40,6 +41,9 @@ struct RawScenario {
     /// The page-cache model's parameters (memory size, dirty limits, readahead).
     #[serde(default)]
     pagecache: Option<Spanned<toml::Value>>,
+    /// The host's CPUs and their costs (scenario/host.rs).
+    #[serde(default)]
+    host: Option<host::RawHost>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -275,22 +279,7 @@ impl Builder<'_> {
                 Err(e) => self.err(&d.span(), format!("run.duration: {e}")),
             }
         });
-        let dflt = CpuCosts::default();
-        let mut host_ns = |key: &str, v: &Option<Spanned<u64>>, d: u64| match v {
-            None => d,
-            Some(v) => match limits::host_ns(key, *v.get_ref()) {
-                Ok(x) => x,
-                Err(e) => {
-                    self.err::<()>(&v.span(), format!("run.{e}"));
-                    d
-                }
-            },
-        };
-        let cpu = CpuCosts {
-            submit_ns: host_ns("submit_ns", &raw.run.submit_ns, dflt.submit_ns),
-            reap_ns: host_ns("reap_ns", &raw.run.reap_ns, dflt.reap_ns),
-            wake_jitter_ns: host_ns("wake_jitter_ns", &raw.run.wake_jitter_ns, 0),
-        };
+        let cpu = self.host(&raw.run, raw.host.as_ref());
 
         // devices
         let mut devices: Vec<DeviceConfig> = Vec::new();

@@ -20,6 +20,8 @@ use crate::syscall::{BufferedIo, DirectIo, Syscalls, Tasks};
 pub(crate) struct Kernel {
     pub clk: Clock,
     pub cpu: CpuCosts,
+    /// The host's CPUs and run queue (none: the free host).
+    pub cpus: crate::sim::cpus::Cpus,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
@@ -45,9 +47,14 @@ impl Running<'_> {
     /// interrupt and its reap (`CpuCosts::reap_ns`) if it waits for it.
     fn task_completed(&mut self, task: JobId, io_u: u32) {
         let now = self.k.clk.now;
-        let wake = now + self.k.cpu.reap_ns;
+        let reap_ns = self.k.cpu.reap_ns;
+        let wake = now + reap_ns;
         if self.tasks.io_done(task, io_u, now, wake) {
-            self.k.clk.q.push(wake, Ev::Job(task));
+            if self.k.cpus.enabled() {
+                self.k.wake_task(self.tasks, task, reap_ns);
+            } else {
+                self.k.clk.q.push(wake, Ev::Job(task));
+            }
         }
     }
 }
@@ -73,9 +80,14 @@ impl BlkHost for Running<'_> {
                     // the task slept in the kernel: the rest of its call
                     // runs now, then the way back to user space
                     let now = self.k.clk.now;
-                    let t = now + self.k.cpu.submit_ns + self.k.blk.return_delay(now, dev, cg);
-                    self.tasks.set_wake(job, t);
-                    self.k.clk.q.push(t, Ev::Job(job));
+                    let rest_ns = self.k.cpu.submit_ns + self.k.blk.return_delay(now, dev, cg);
+                    if self.k.cpus.enabled() {
+                        self.k.wake_task(self.tasks, job, rest_ns);
+                    } else {
+                        let t = now + rest_ns;
+                        self.tasks.set_wake(job, t);
+                        self.k.clk.q.push(t, Ev::Job(job));
+                    }
                 }
             }
             // the page cache's flusher waits in submit_bio too
@@ -123,11 +135,15 @@ impl Syscalls for Kernel {
         self.cpu
     }
     fn sleep_inline(&mut self, t: Ns) -> bool {
-        if self.clk.can_skip_to(t) {
+        // a task that others wait for checks its slice at the end of each burst
+        if self.clk.can_skip_to(t) && !self.cpus.waiting() {
             self.clk.now = t;
             return true;
         }
         false
+    }
+    fn host_cpus(&self) -> bool {
+        self.cpus.enabled()
     }
     fn timer(&mut self, t: Ns, ev: Ev) {
         self.clk.q.push(t, ev);

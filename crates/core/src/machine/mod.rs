@@ -5,6 +5,7 @@
 
 mod config;
 pub(crate) mod kernel;
+mod sched;
 
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;
@@ -180,6 +181,7 @@ impl Sim {
                     ..Clock::default()
                 },
                 cpu: cfg.cpu,
+                cpus: crate::sim::cpus::Cpus::new(cfg.cpu.cpus, cfg.jobs.len(), cfg.seed),
                 blk: BlockLayer {
                     hz: cfg.hz,
                     switches: cfg.switches,
@@ -388,6 +390,9 @@ impl Sim {
 
     fn dispatch_event(&mut self, ev: Ev) {
         let (k, wl) = (&mut self.k, &mut self.wl);
+        if k.cpus.enabled() && sched::dispatch(k, wl, ev) {
+            return;
+        }
         match ev {
             Ev::Job(j) => wl.job_wake(k, j),
             Ev::Complete(d, r) => k.with(wl).complete_request(d, r),
@@ -403,6 +408,9 @@ impl Sim {
             }
             Ev::Observe => {}
             Ev::Flusher(d) => k.with(wl).flusher_event(d),
+            // a host with CPUs took these in `sched::dispatch`
+            Ev::Wake(j) => wl.job_wake(k, j),
+            Ev::IrqDone(d, r) => k.with(wl).complete_request(d, r),
         }
     }
 
@@ -505,8 +513,15 @@ impl Sim {
     fn finish(&mut self) -> RunResult {
         let now = self.k.clk.now;
         let b = &self.k.blk;
-        for j in &mut self.wl.jobs {
+        for (i, j) in self.wl.jobs.iter_mut().enumerate() {
             j.finalize(now);
+            if self.k.cpus.enabled() {
+                // its kernel bursts are its sys time; fio's own user-space
+                // time is not modelled (usr stays 0)
+                let (sys_ns, ctx) = self.k.cpus.usage(i as JobId, j.end_ns(now));
+                j.stats.sys_time_ns = sys_ns;
+                j.stats.ctx = ctx;
+            }
         }
         let jobs = self
             .wl

@@ -1,9 +1,12 @@
 //! The host's CPU costs per operation.
 
+use crate::sim::cpus::HostCpus;
 use crate::sim::time::Ns;
 
-/// Per-I/O CPU costs of the submitting task; the model has no CPU contention,
-/// these only place fio's timestamps where a real submission would.
+/// Per-I/O CPU costs of the submitting task. On the free host (`cpus.nr ==
+/// 0`, the default) there is no CPU contention and these only place fio's
+/// timestamps where a real submission would; with CPUs (`sim::cpus`) they
+/// are the task's bursts, which hold a CPU.
 #[derive(Clone, Copy, Debug)]
 pub struct CpuCosts {
     /// From fio preparing an io_u to the submit syscall returning, when the
@@ -17,6 +20,8 @@ pub struct CpuCosts {
     /// wake tasks tens to hundreds of µs late (idle-state exit, other tasks,
     /// interrupts); the default host is exact.
     pub wake_jitter_ns: Ns,
+    /// The host's CPUs and the kernel's work on them (none by default).
+    pub cpus: HostCpus,
 }
 
 impl Default for CpuCosts {
@@ -25,6 +30,7 @@ impl Default for CpuCosts {
             submit_ns: 2_000,
             reap_ns: 1_000,
             wake_jitter_ns: 0,
+            cpus: HostCpus::default(),
         }
     }
 }

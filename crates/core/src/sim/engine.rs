@@ -46,6 +46,12 @@ pub enum Ev {
     Observe,
     /// The page cache's flusher kworker of a device runs.
     Flusher(DevId),
+    /// A blocked task becomes runnable (the end of a timed sleep, its
+    /// start) and asks for a CPU (only on a host with CPUs, `sim::cpus`).
+    Wake(JobId),
+    /// A request's completion interrupt is over on its CPU: the
+    /// completion path runs (only on a host with CPUs).
+    IrqDone(DevId, ReqId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

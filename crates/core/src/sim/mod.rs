@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod cpu;
+pub mod cpus;
 pub mod engine;
 pub mod kerr;
 pub mod probe;

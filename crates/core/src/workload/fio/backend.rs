@@ -45,7 +45,8 @@ impl Workload {
         let iv = job.sample_interval();
         job.next_sample = stats_start + iv;
         let t = job.next_sample;
-        sys.timer(epoch, Ev::Job(j));
+        // the task is created asleep: on a host with CPUs it asks for one
+        sys.timer(epoch, wake_ev(sys, j));
         if ramp {
             sys.timer(stats_start, Ev::RampEnd(j));
         }
@@ -130,8 +131,25 @@ impl Workload {
         }
     }
 
-    /// Sleep until `t`: continue inline when nothing else happens before it.
+    /// Sleep until `t` (think time, a rate sleep, a replay's next instant):
+    /// continue inline when nothing else happens before it. On a host with
+    /// CPUs the task gives its CPU up and asks for one again at `t`.
     fn job_sleep_until(&mut self, sys: &mut dyn Syscalls, j: JobId, t: Ns) -> bool {
+        if t <= sys.now() {
+            return true;
+        }
+        if !sys.host_cpus() && sys.sleep_inline(t) {
+            return true;
+        }
+        self.jobs[j as usize].wake_at = Some(t);
+        sys.timer(t, wake_ev(sys, j));
+        false
+    }
+
+    /// Spend CPU time until `t` (the rest of a submit call, a sync call's
+    /// return): continue inline when nothing else happens before it. On a
+    /// host with CPUs the task keeps its CPU ([`Workload::on_burst`]).
+    fn job_burst_until(&mut self, sys: &mut dyn Syscalls, j: JobId, t: Ns) -> bool {
         if t <= sys.now() {
             return true;
         }
@@ -141,6 +159,18 @@ impl Workload {
         self.jobs[j as usize].wake_at = Some(t);
         sys.timer(t, Ev::Job(j));
         false
+    }
+
+    /// Whether job `j`'s wake-up is due at `now` (else the event is stale).
+    pub(crate) fn wake_due(&self, j: JobId, now: Ns) -> bool {
+        self.jobs[j as usize].wake_at == Some(now)
+    }
+
+    /// Whether job `j`, whose loop just returned, is spending CPU time (a
+    /// burst that ends at its wake-up) rather than blocked or asleep.
+    pub(crate) fn on_burst(&self, j: JobId) -> bool {
+        let job = &self.jobs[j as usize];
+        matches!(job.phase, Phase::SubmitReturn(_) | Phase::SyncReturn(_)) && job.wake_at.is_some()
     }
 
     /// Run the job's loop from where it is until it must wait.
@@ -494,7 +524,7 @@ impl Workload {
         }
         job.phase = Phase::SubmitReturn(n);
         let t = now + sys.cpu().submit_ns + extra_cpu_ns + self.return_delay(sys, j);
-        self.job_sleep_until(sys, j, t)
+        self.job_burst_until(sys, j, t)
     }
 
     /// How late the job's task runs after a timed sleep (think time, rate
@@ -561,7 +591,7 @@ impl Workload {
         job.io_us[n as usize].done_time = now + cpu;
         job.completed.push_back(n);
         job.phase = Phase::SyncReturn(n);
-        self.job_sleep_until(sys, j, now + cpu)
+        self.job_burst_until(sys, j, now + cpu)
     }
 }
 
@@ -614,6 +644,16 @@ impl Tasks for Workload {
             return true;
         }
         false
+    }
+}
+
+/// The event that ends a task's sleep: on a host with CPUs it first asks
+/// for a CPU (`Ev::Wake`), else the task runs at once (`Ev::Job`).
+fn wake_ev(sys: &dyn Syscalls, j: JobId) -> Ev {
+    if sys.host_cpus() {
+        Ev::Wake(j)
+    } else {
+        Ev::Job(j)
     }
 }
 

@@ -1,0 +1,118 @@
+//! The machine's side of the host CPUs (`sim::cpus`): tasks woken onto
+//! CPUs and released from them, and the kernel's interrupt work charged
+//! to the CPU it runs on. Used only on a host with CPUs; the free host
+//! (`[host] cpus = 0`) never comes here.
+
+use super::kernel::Kernel;
+use crate::block::request::Submitter;
+use crate::sim::cpus::Woken;
+use crate::sim::engine::{DevId, Ev, JobId, ReqId};
+use crate::sim::time::Ns;
+use crate::syscall::Tasks;
+use crate::workload::Workload;
+
+/// A task's wake-up while it waits in the run queue: no event is due for
+/// it; the CPU that takes it sets the real instant.
+const IN_RUN_QUEUE: Ns = Ns::MAX;
+
+impl Kernel {
+    /// Task `j` becomes runnable now with `burst_ns` of kernel work to do
+    /// first (`try_to_wake_up`): it runs when it has a CPU and has done it.
+    pub(crate) fn wake_task(&mut self, tasks: &mut dyn Tasks, j: JobId, burst_ns: Ns) {
+        let now = self.clk.now;
+        match self.cpus.wake(j, now, burst_ns) {
+            Woken::Runs(t) => {
+                tasks.set_wake(j, t);
+                self.clk.q.push(t, Ev::Job(j));
+            }
+            Woken::Queued => tasks.set_wake(j, IN_RUN_QUEUE),
+        }
+    }
+
+    /// Task `j` blocked (`schedule()` from a wait): its CPU goes to the
+    /// first task of the run queue.
+    fn release_task(&mut self, tasks: &mut dyn Tasks, j: JobId) {
+        let now = self.clk.now;
+        if let Some((next, t)) = self.cpus.block(j, now) {
+            tasks.set_wake(next, t);
+            self.clk.q.push(t, Ev::Job(next));
+        }
+    }
+
+    /// A device completion's interrupt: taken on the CPU of the task that
+    /// submitted the request (CPU 0 for the kernel's own I/O) once that
+    /// CPU's earlier interrupt work is done; the completion path runs at its
+    /// end (`Ev::IrqDone`).
+    fn complete_irq(&mut self, d: DevId, r: ReqId) {
+        let now = self.clk.now;
+        let owner = match self.blk.reqs.get(r).submitter {
+            Submitter::Job(j) => Some(j),
+            Submitter::Kernel => None,
+        };
+        let c = self.cpus.irq_cpu(owner);
+        let end = self.cpus.complete_irq(c, now);
+        self.clk.q.push(end, Ev::IrqDone(d, r));
+    }
+}
+
+/// Dispatch an event on a host with CPUs; false when the event needs no
+/// CPU treatment (the caller dispatches it as on the free host).
+pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
+    let now = k.clk.now;
+    match ev {
+        Ev::Job(j) => {
+            if !wl.wake_due(j, now) {
+                return true; // superseded
+            }
+            // interrupts took time from the burst that ends now: it goes on
+            if let Some(t) = k.cpus.burst_end(j, now) {
+                wl.set_wake(j, t);
+                k.clk.q.push(t, Ev::Job(j));
+                return true;
+            }
+            // it used its slice while others wait: it goes on later
+            if let Some((next, t)) = k.cpus.preempt(j, now) {
+                wl.set_wake(j, IN_RUN_QUEUE);
+                wl.set_wake(next, t);
+                k.clk.q.push(t, Ev::Job(next));
+                return true;
+            }
+            wl.job_wake(k, j);
+            if !wl.on_burst(j) {
+                k.release_task(wl, j);
+            }
+            true
+        }
+        Ev::Wake(j) => {
+            if wl.wake_due(j, now) {
+                k.wake_task(wl, j, 0);
+            }
+            true
+        }
+        Ev::Complete(d, r) => {
+            k.complete_irq(d, r);
+            true
+        }
+        // kernel timers' softirqs: their work costs CPU 0 time; their
+        // effects stay at the timer's instant (simplified)
+        Ev::Throttle(d) => {
+            if k.blk.devs[d as usize].st.throttle_armed.0 == Some(now) {
+                k.cpus.timer_irq(now);
+            }
+            false
+        }
+        Ev::Qos(d, i) => {
+            if k.blk.devs[d as usize].st.qos_armed[i as usize].0 == Some(now) {
+                k.cpus.timer_irq(now);
+            }
+            false
+        }
+        Ev::Elevator(d) => {
+            if k.blk.devs[d as usize].st.elv_armed.0 == Some(now) {
+                k.cpus.timer_irq(now);
+            }
+            false
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,239 @@
+//! The `[host]` section of a scenario: the host's CPUs and what the
+//! kernel's work costs on them (`blklab_core::sim::cpus`), and the fio
+//! task's own costs, which may also stay in `[run]` where they began.
+//! See docs/scenario.md and docs/fidelity/host.md.
+
+use blklab_core::sim::cpus::HostCpus;
+use blklab_core::CpuCosts;
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Builder, RawRun};
+use crate::limits;
+
+/// `[host]` as written: every value kept whole so that a negative or
+/// fractional cost gets its own located message.
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHost {
+    /// CPUs tasks and interrupts contend for; 0 = the free host (default).
+    cpus: Option<Spanned<toml::Value>>,
+    irq_ns: Option<Spanned<toml::Value>>,
+    irq_tail_ns: Option<Spanned<toml::Value>>,
+    wake_ns: Option<Spanned<toml::Value>>,
+    wake_tail_ns: Option<Spanned<toml::Value>>,
+    timer_ns: Option<Spanned<toml::Value>>,
+    timer_tail_ns: Option<Spanned<toml::Value>>,
+    /// As in `[run]` (one place or the other).
+    submit_ns: Option<Spanned<toml::Value>>,
+    reap_ns: Option<Spanned<toml::Value>>,
+    wake_jitter_ns: Option<Spanned<toml::Value>>,
+}
+
+impl Builder<'_> {
+    /// A non-negative integer of `[host]`, or a located error (None).
+    fn host_int(&mut self, key: &str, v: &Spanned<toml::Value>) -> Option<u64> {
+        match v.get_ref() {
+            toml::Value::Integer(i) if *i >= 0 => Some(*i as u64),
+            other => self.err(
+                &v.span(),
+                format!("host.{key} = {other}: expected a non-negative integer"),
+            ),
+        }
+    }
+
+    /// A `[host]` cost in ns, bounded as the `[run]` costs are.
+    fn host_cost(&mut self, key: &str, v: &Option<Spanned<toml::Value>>, dflt: u64) -> u64 {
+        let Some(v) = v else { return dflt };
+        let Some(n) = self.host_int(key, v) else {
+            return dflt;
+        };
+        match limits::host_ns(key, n) {
+            Ok(n) => n,
+            Err(e) => {
+                self.err::<()>(&v.span(), format!("host.{e}"));
+                dflt
+            }
+        }
+    }
+
+    /// The host's CPU costs from `[run]` and `[host]`.
+    pub(super) fn host(&mut self, run: &RawRun, host: Option<&RawHost>) -> CpuCosts {
+        let dflt = CpuCosts::default();
+        let empty = RawHost::default();
+        let h = host.unwrap_or(&empty);
+        // the task's own costs: [run] as always, or [host], not both
+        let task_cost = |b: &mut Self,
+                         key: &str,
+                         in_run: &Option<Spanned<u64>>,
+                         in_host: &Option<Spanned<toml::Value>>,
+                         d: u64| {
+            match (in_run, in_host) {
+                (Some(r), Some(hv)) => {
+                    let at = b.src.at(&r.span());
+                    b.err::<()>(
+                        &hv.span(),
+                        format!("host.{key}: also set in [run] at {at}; set it in one place"),
+                    );
+                    d
+                }
+                (Some(r), None) => match limits::host_ns(key, *r.get_ref()) {
+                    Ok(x) => x,
+                    Err(e) => {
+                        b.err::<()>(&r.span(), format!("run.{e}"));
+                        d
+                    }
+                },
+                (None, hv) => b.host_cost(key, hv, d),
+            }
+        };
+        let submit_ns = task_cost(
+            self,
+            "submit_ns",
+            &run.submit_ns,
+            &h.submit_ns,
+            dflt.submit_ns,
+        );
+        let reap_ns = task_cost(self, "reap_ns", &run.reap_ns, &h.reap_ns, dflt.reap_ns);
+        let wake_jitter_ns = task_cost(
+            self,
+            "wake_jitter_ns",
+            &run.wake_jitter_ns,
+            &h.wake_jitter_ns,
+            dflt.wake_jitter_ns,
+        );
+        let nr = match &h.cpus {
+            None => 0,
+            Some(v) => match self.host_int("cpus", v) {
+                Some(n) if n <= HostCpus::MAX_NR as u64 => n as u32,
+                Some(n) => {
+                    self.err::<()>(
+                        &v.span(),
+                        format!("host.cpus = {n}: at most {}", HostCpus::MAX_NR),
+                    );
+                    0
+                }
+                None => 0,
+            },
+        };
+        let m = HostCpus::measured(nr);
+        let cpus = HostCpus {
+            nr,
+            irq_ns: self.host_cost("irq_ns", &h.irq_ns, m.irq_ns),
+            irq_tail_ns: self.host_cost("irq_tail_ns", &h.irq_tail_ns, 0),
+            wake_ns: self.host_cost("wake_ns", &h.wake_ns, m.wake_ns),
+            wake_tail_ns: self.host_cost("wake_tail_ns", &h.wake_tail_ns, 0),
+            timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
+            timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
+        };
+        if nr == 0 {
+            // the free host has no CPUs to charge: a cost there would be ignored
+            for (key, v) in [
+                ("irq_ns", &h.irq_ns),
+                ("irq_tail_ns", &h.irq_tail_ns),
+                ("wake_ns", &h.wake_ns),
+                ("wake_tail_ns", &h.wake_tail_ns),
+                ("timer_ns", &h.timer_ns),
+                ("timer_tail_ns", &h.timer_tail_ns),
+            ] {
+                if let Some(v) = v {
+                    self.err::<()>(
+                        &v.span(),
+                        format!(
+                            "host.{key} needs cpus > 0 (cpus = 0, the default, is the free \
+                             host, where the kernel's work costs nothing)"
+                        ),
+                    );
+                }
+            }
+            return CpuCosts {
+                submit_ns,
+                reap_ns,
+                wake_jitter_ns,
+                cpus: HostCpus::default(),
+            };
+        }
+        CpuCosts {
+            submit_ns,
+            reap_ns,
+            wake_jitter_ns,
+            cpus,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Scenario;
+    use blklab_core::sim::cpus::HostCpus;
+
+    const DEV: &str = "[[device]]\nname = \"sda\"\ndevno = \"8:0\"\n[device.model]\nkind = \"nullb\"\n[[job]]\ncmdline = \"--name=a\"\n";
+
+    fn parse(head: &str) -> Result<blklab_core::CpuCosts, String> {
+        Scenario::parse(&format!("{head}\n{DEV}"), std::path::Path::new("t.toml"))
+            .map(|s| s.config.cpu)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn no_host_is_the_free_host_with_the_run_costs() {
+        let c = parse("[run]\nsubmit_ns = 3000\nreap_ns = 500\n").unwrap();
+        assert_eq!(
+            (c.submit_ns, c.reap_ns, c.cpus),
+            (3000, 500, HostCpus::default())
+        );
+    }
+
+    #[test]
+    fn host_section_sets_cpus_costs_and_defaults() {
+        let c = parse("[host]\ncpus = 2\nirq_ns = 1500\nwake_tail_ns = 4000\nsubmit_ns = 2500\n")
+            .unwrap();
+        assert_eq!(c.submit_ns, 2500);
+        assert_eq!(
+            c.cpus,
+            HostCpus {
+                irq_ns: 1500,
+                wake_tail_ns: 4000,
+                ..HostCpus::measured(2)
+            }
+        );
+    }
+
+    #[test]
+    fn bad_host_values_are_located() {
+        let cases: &[(&str, &[&str])] = &[
+            (
+                "[host]\ncpus = 2\nirq_ns = -5\n",
+                &["t.toml:3:10", "host.irq_ns = -5", "non-negative integer"],
+            ),
+            (
+                "[host]\ncpus = 2\nwake_ns = 2.5\n",
+                &["t.toml:3:11", "host.wake_ns = 2.5"],
+            ),
+            (
+                "[host]\ncpus = 1025\n",
+                &["t.toml:2:8", "host.cpus = 1025: at most 1024"],
+            ),
+            ("[host]\ncpus = -1\n", &["t.toml:2:8", "non-negative"]),
+            (
+                "[host]\ncpus = 1\ntimer_ns = 1000000000000\n",
+                &["t.toml:3:12", "timer_ns", "at most"],
+            ),
+            (
+                "[host]\nirq_ns = 100\n",
+                &["t.toml:2:10", "host.irq_ns needs cpus > 0"],
+            ),
+            (
+                "[run]\nsubmit_ns = 1\n[host]\nsubmit_ns = 2\n",
+                &["t.toml:4:13", "also set in [run] at t.toml:2:13"],
+            ),
+            ("[host]\ncpu = 2\n", &["t.toml:2:1", "unknown field `cpu`"]),
+        ];
+        for (text, want) in cases {
+            let e = parse(text).expect_err(text);
+            for w in *want {
+                assert!(e.contains(w), "{text:?}: {e:?} lacks {w:?}");
+            }
+        }
+    }
+}
