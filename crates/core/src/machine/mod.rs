@@ -5,12 +5,14 @@
 
 mod config;
 pub(crate) mod kernel;
+mod phases;
 
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;
 pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
+pub use phases::{PhaseMark, PhaseSnapshot, PhaseSpec};
 
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;
@@ -35,10 +37,17 @@ pub struct Sim {
     pub(crate) wl: Workload,
     pub(crate) seed: u64,
     pub(crate) writes: Vec<TimedWrite>,
+    /// The run's phases and what was seen at their boundaries (phases.rs);
+    /// None for a run in one piece.
+    pub(crate) phases: Option<Box<phases::Phases>>,
 }
 
 impl Sim {
     pub fn new(cfg: SimConfig, trace: Tracer) -> Result<Sim, SetupError> {
+        Sim::build(cfg, trace, Vec::new())
+    }
+
+    fn build(cfg: SimConfig, trace: Tracer, plan: Vec<PhaseSpec>) -> Result<Sim, SetupError> {
         let mut devs = Vec::new();
         for d in &cfg.devices {
             let dev_err = |msg: String| SetupError::Device {
@@ -198,6 +207,7 @@ impl Sim {
             wl: Workload::default(),
             seed: cfg.seed,
             writes: cfg.writes,
+            phases: None,
         };
         for (i, jc) in cfg.jobs.into_iter().enumerate() {
             if jc.dev as usize >= sim.k.blk.devs.len() {
@@ -215,8 +225,12 @@ impl Sim {
             let at = sim.writes[i].at;
             sim.k.clk.q.push(at, Ev::Write(i as u32));
         }
-        for j in 0..sim.wl.jobs.len() {
-            sim.wl.start_job(&mut sim.k, j as JobId);
+        if plan.is_empty() {
+            for j in 0..sim.wl.jobs.len() {
+                sim.wl.start_job(&mut sim.k, j as JobId);
+            }
+        } else {
+            sim.start_phases(plan)?;
         }
         Ok(sim)
     }
@@ -362,7 +376,7 @@ impl Sim {
     /// Process events up to and including instant `t`; returns false when nothing is left to do.
     pub fn run_until(&mut self, t: Ns) -> bool {
         loop {
-            if self.wl.jobs_running == 0 {
+            if self.wl.jobs_running == 0 && !self.wl.phases_open {
                 return false;
             }
             let clk = &mut self.k.clk;
@@ -376,6 +390,7 @@ impl Sim {
                 if nt > lim {
                     clk.now = lim;
                     self.wl.jobs_running = 0;
+                    self.wl.phases_open = false;
                     return false;
                 }
             }
@@ -396,6 +411,7 @@ impl Sim {
             Ev::Elevator(d) => k.with(wl).elevator_timer(d),
             Ev::Sample(j) => wl.job_sample(k, j),
             Ev::RampEnd(j) => wl.job_ramp_end(j),
+            Ev::Write(i) if self.writes[i as usize].at == phases::DROPPED => {}
             Ev::Write(i) => {
                 // refused writes were reported by `check_writes` before the run
                 let r = self.apply_write(i as usize);
@@ -403,6 +419,8 @@ impl Sim {
             }
             Ev::Observe => {}
             Ev::Flusher(d) => k.with(wl).flusher_event(d),
+            Ev::PhaseEnd => self.phase_end(),
+            Ev::PhaseStart => self.phase_start(),
         }
     }
 

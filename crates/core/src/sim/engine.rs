@@ -46,6 +46,10 @@ pub enum Ev {
     Observe,
     /// The page cache's flusher kworker of a device runs.
     Flusher(DevId),
+    /// The jobs of the current run phase have all ended (machine/phases.rs).
+    PhaseEnd,
+    /// The next run phase's jobs start (machine/phases.rs).
+    PhaseStart,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
