@@ -454,10 +454,18 @@ impl Sim {
                         }
                     }
                 }
+                let mut qos_written = false;
                 for q in dev.qos.iter_mut() {
-                    if let Some(Err(e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
-                        first_err.get_or_insert(e);
+                    match q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
+                        Some(Err(e)) => {
+                            first_err.get_or_insert(e);
+                        }
+                        Some(Ok(())) => qos_written |= w.file == "io.cost.qos",
+                        None => {}
                     }
+                }
+                if qos_written {
+                    iocost_wbt_default(dev);
                 }
             }
             let mut k = self.k.with(&mut self.wl);
@@ -563,6 +571,29 @@ impl Sim {
                 })
                 .collect(),
             pagecache: self.k.pc.as_ref().map(|p| p.report()),
+        }
+    }
+}
+
+/// The tail of `ioc_qos_write` (v6.2+): after a write of io.cost.qos,
+/// `wbt_disable_default` when it left blk-iocost enabled, else
+/// `wbt_enable_default`, which does nothing under bfq
+/// (`ELEVATOR_FLAG_DISABLE_WBT`). Only a default-enabled wbt moves; a
+/// value written to wbt_lat_usec stays.
+fn iocost_wbt_default(dev: &mut DevState) {
+    let enabled = dev.qos.iter().find_map(|q| {
+        q.as_any()
+            .downcast_ref::<crate::block::iocost::IoCost>()
+            .map(|i| i.enabled())
+    });
+    let bfq = dev.elv.name() == "bfq";
+    for q in dev.qos.iter_mut() {
+        if let Some(w) = q.as_any_mut().downcast_mut::<crate::block::wbt::Wbt>() {
+            match enabled {
+                Some(true) => w.disable_default(),
+                Some(false) if !bfq => w.enable_default(),
+                _ => {}
+            }
         }
     }
 }
