@@ -198,20 +198,19 @@ fn bad_phases_are_located_errors() {
         e.contains("ph.toml:18:9: [[job]] #2: phase = \"warm\": no such phase (declared: a)"),
         "{e}"
     );
-    // the same phase twice
-    let e = error_of(&format!(
-        "{HEAD}\n[[phase]]\nname = \"a\"\n[[phase]]\nname = \"a\"\n{}",
-        job("a", "ja", "")
-    ));
+    // the same phase twice; a phase with no job (both at the second name)
+    let second = |name: &str| {
+        error_of(&format!(
+            "{HEAD}\n[[phase]]\nname = \"a\"\n[[phase]]\nname = \"{name}\"\n{}",
+            job("a", "ja", "")
+        ))
+    };
+    let e = second("a");
     assert!(
         e.contains("ph.toml:14:8: phase 'a' is declared twice"),
         "{e}"
     );
-    // a phase with no job
-    let e = error_of(&format!(
-        "{HEAD}\n[[phase]]\nname = \"a\"\n[[phase]]\nname = \"b\"\n{}",
-        job("a", "ja", "")
-    ));
+    let e = second("b");
     assert!(e.contains("ph.toml:14:8: phase 'b' has no [[job]]"), "{e}");
     // a job without a phase beside phases
     let e = error_of(&format!(
