@@ -107,7 +107,7 @@ fn disk_util(sc: &Scenario, out: &Outcome, inv: usize) -> Vec<DiskUtil> {
         .map(|d| {
             let r = &out.result.devices[d as usize];
             let (f, msec) = phase
-                .and_then(|p| crate::phases::disk_delta(out, p, d as usize))
+                .and_then(|p| crate::phase_report::disk_delta(out, p, d as usize))
                 .unwrap_or((r.stat, whole));
             DiskUtil {
                 name: r.name.clone(),
@@ -181,7 +181,7 @@ pub fn normal(sc: &Scenario, out: &Outcome) -> String {
             for &i in &p.invocations {
                 invocation_text(sc, out, i, &mut s);
             }
-            s.push_str(&crate::phases::report(sc, out, pi));
+            s.push_str(&crate::phase_report::report(sc, out, pi));
         }
         s.push_str(&crate::report::summary_table(&out.groups));
         return s;

@@ -6,7 +6,7 @@ use std::path::Path;
 use blklab_core::block::iocost::VTIME_PER_USEC;
 use blklab_lab::runner::{self, Outcome};
 use blklab_lab::scenario::Scenario;
-use blklab_lab::{output, phases};
+use blklab_lab::{output, phase_report};
 
 const MS: u64 = 1_000_000;
 
@@ -82,8 +82,8 @@ fn a_phase_starts_when_the_previous_one_ended_plus_its_gap() {
 fn each_phase_reports_its_own_disk_figures_and_fio_output() {
     let (sc, out) = run(&two_phases("100ms", "--iodepth=1"));
     let ios = |j: usize| out.result.jobs[j].stats.dirs[0].clat.stat.samples;
-    let (da, _) = phases::disk_delta(&out, 0, 0).unwrap();
-    let (db, msec_b) = phases::disk_delta(&out, 1, 0).unwrap();
+    let (da, _) = phase_report::disk_delta(&out, 0, 0).unwrap();
+    let (db, msec_b) = phase_report::disk_delta(&out, 1, 0).unwrap();
     // direct 4k random reads, no merges: one request per fio I/O
     assert_eq!(da[0], ios(0));
     assert_eq!(db[0], ios(1));
@@ -155,8 +155,8 @@ fn a_write_counts_from_its_phase_start() {
     assert!(sc.config.writes.is_empty());
     assert_eq!(sc.phases[1].writes.len(), 1);
     assert!(runner::unapplied_phase_writes(&sc, &out).is_empty());
-    let (da, _) = phases::disk_delta(&out, 0, 0).unwrap();
-    let (db, _) = phases::disk_delta(&out, 1, 0).unwrap();
+    let (da, _) = phase_report::disk_delta(&out, 0, 0).unwrap();
+    let (db, _) = phase_report::disk_delta(&out, 1, 0).unwrap();
     // a: QD4 at 100 µs, ~40k reads; b: 0.5 s of that, then 0.5 s at 1000/s
     assert!(da[0] > 39_000, "{da:?}");
     let b_free = da[0] / 2;
