@@ -8,36 +8,48 @@ use blklab_core::sim::time::Ns;
 use crate::runner::Outcome;
 use crate::scenario::Scenario;
 
-/// A phase's window of the run: (start, end) of `/sys/block/DEV/stat` per
-/// device and the window's length in ns. A phase the run cut short ends at
-/// the run's end.
-fn window(out: &Outcome, pi: usize) -> Option<(&[[u64; 11]], Vec<[u64; 11]>, Ns, Ns)> {
+/// A phase's window of the run. A phase the run cut short ends at the
+/// run's end.
+struct Window<'a> {
+    /// `/sys/block/DEV/stat` per device at the phase's start and end.
+    start: &'a [[u64; 11]],
+    end: Vec<[u64; 11]>,
+    start_ns: Ns,
+    end_ns: Ns,
+}
+
+fn window(out: &Outcome, pi: usize) -> Option<Window<'_>> {
     let m = out.phases.get(pi)?;
-    let (end_stat, end_ns) = match &m.end {
+    let (end, end_ns) = match &m.end {
         Some(e) => (e.stat.clone(), e.t_ns),
         None => (
             out.result.devices.iter().map(|d| d.stat).collect(),
             out.result.end_time,
         ),
     };
-    Some((&m.start.stat, end_stat, m.start.t_ns, end_ns))
+    Some(Window {
+        start: &m.start.stat,
+        end,
+        start_ns: m.start.t_ns,
+        end_ns,
+    })
 }
 
 /// Device `dev`'s figures over phase `pi` as fio's disk_util would count
 /// them over that fio's run: the stat fields' differences, and the
 /// window's length in ms. None for a phase that never started.
 pub fn disk_delta(out: &Outcome, pi: usize, dev: usize) -> Option<([u64; 11], Ns)> {
-    let (start, end, t0, t1) = window(out, pi)?;
+    let w = window(out, pi)?;
     let mut d = [0u64; 11];
     for (k, v) in d.iter_mut().enumerate() {
         // field 8 (in flight) is a level, not a count
         *v = if k == 8 {
-            end[dev][k]
+            w.end[dev][k]
         } else {
-            end[dev][k].saturating_sub(start[dev][k])
+            w.end[dev][k].saturating_sub(w.start[dev][k])
         };
     }
-    Some((d, (t1 - t0) / 1_000_000))
+    Some((d, (w.end_ns - w.start_ns) / 1_000_000))
 }
 
 /// A vrate (vtime per µs) as iocost's trace prints it, in percent.
@@ -59,7 +71,8 @@ pub fn report(sc: &Scenario, out: &Outcome, pi: usize) -> String {
     let Some(m) = out.phases.get(pi) else {
         return format!("phase {}: never started (the run ended before)\n\n", p.name);
     };
-    let (_, _, t0, t1) = window(out, pi).expect("started");
+    let w = window(out, pi).expect("started");
+    let (t0, t1) = (w.start_ns, w.end_ns);
     let mut s = format!(
         "phase {}: {:.3}s to {:.3}s{}\n",
         p.name,
@@ -80,7 +93,7 @@ pub fn report(sc: &Scenario, out: &Outcome, pi: usize) -> String {
     devs.dedup();
     for d in devs {
         let (f, msec) = disk_delta(out, pi, d).expect("started");
-        let vrate_end = m.end.as_ref().map_or(None, |e| e.vrate[d]);
+        let vrate_end = m.end.as_ref().and_then(|e| e.vrate[d]);
         s.push_str(&format!(
             "  {}: ios={}/{} sectors={}/{} util={:.2}%",
             out.result.devices[d].name,
