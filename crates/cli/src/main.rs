@@ -416,7 +416,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 )
             };
             pb.finish_and_clear();
-            for w in runner::unapplied_writes(&sc.config, &out.result) {
+            let phase_warnings = runner::unapplied_phase_writes(&sc, &out);
+            for w in runner::unapplied_writes(&sc.config, &out.result)
+                .into_iter()
+                .chain(phase_warnings)
+            {
                 eprintln!("warning: {w}");
             }
             let mut text = String::new();

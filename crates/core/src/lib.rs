@@ -29,6 +29,6 @@ pub mod syscall;
 pub mod workload;
 
 pub use machine::{
-    CpuCosts, DeviceConfig, JobConfig, JobResult, RunResult, SetupError, Sim, SimConfig,
-    TimedWrite, WbtConfig,
+    CpuCosts, DeviceConfig, JobConfig, JobResult, PhaseMark, PhaseSnapshot, PhaseSpec, RunResult,
+    SetupError, Sim, SimConfig, TimedWrite, WbtConfig,
 };

@@ -12,6 +12,8 @@ pub mod observe;
 pub mod output;
 pub mod overrides;
 pub mod par;
+pub mod phase_report;
+pub mod phases;
 pub mod replay_input;
 pub mod report;
 pub mod report_html;

@@ -100,11 +100,15 @@ fn disk_util(sc: &Scenario, out: &Outcome, inv: usize) -> Vec<DiskUtil> {
         .collect();
     devs.sort_unstable();
     devs.dedup();
-    let msec = out.result.end_time / 1_000_000;
+    // a phase's fio sees the disk over its own phase (crate::phases)
+    let phase = crate::phases::of_invocation(&sc.phases, inv);
+    let whole = out.result.end_time / 1_000_000;
     devs.into_iter()
         .map(|d| {
             let r = &out.result.devices[d as usize];
-            let f = r.stat;
+            let (f, msec) = phase
+                .and_then(|p| crate::phase_report::disk_delta(out, p, d as usize))
+                .unwrap_or((r.stat, whole));
             DiskUtil {
                 name: r.name.clone(),
                 read_ios: f[0],
@@ -170,23 +174,41 @@ pub fn json_all(sc: &Scenario, out: &Outcome) -> String {
 /// fio's normal output for each invocation, then the summary table.
 pub fn normal(sc: &Scenario, out: &Outcome) -> String {
     let mut s = String::new();
-    for (i, inv) in sc.invocations.iter().enumerate() {
-        let specs: Vec<JobSpec> = inv
-            .jobs
-            .iter()
-            .map(|&ji| sc.config.jobs[ji].spec.clone())
-            .collect();
-        let gids: Vec<u32> = inv
-            .jobs
-            .iter()
-            .map(|&ji| sc.config.jobs[ji].groupid)
-            .collect();
-        s.push_str(&blklab_fio::text::write_header(&specs, &gids, FIO_VERSION));
-        s.push_str(&with_report(sc, out, i, blklab_fio::text::write_text));
-        s.push('\n');
+    if !sc.phases.is_empty() {
+        // phase after phase: its fio outputs, then its figures
+        for (pi, p) in sc.phases.iter().enumerate() {
+            s.push_str(&format!("=== phase {} ===\n", p.name));
+            for &i in &p.invocations {
+                invocation_text(sc, out, i, &mut s);
+            }
+            s.push_str(&crate::phase_report::report(sc, out, pi));
+        }
+        s.push_str(&crate::report::summary_table(&out.groups));
+        return s;
+    }
+    for i in 0..sc.invocations.len() {
+        invocation_text(sc, out, i, &mut s);
     }
     s.push_str(&crate::report::summary_table(&out.groups));
     s
+}
+
+/// fio's normal output for invocation `i` (its header, then its report).
+fn invocation_text(sc: &Scenario, out: &Outcome, i: usize, s: &mut String) {
+    let inv = &sc.invocations[i];
+    let specs: Vec<JobSpec> = inv
+        .jobs
+        .iter()
+        .map(|&ji| sc.config.jobs[ji].spec.clone())
+        .collect();
+    let gids: Vec<u32> = inv
+        .jobs
+        .iter()
+        .map(|&ji| sc.config.jobs[ji].groupid)
+        .collect();
+    s.push_str(&blklab_fio::text::write_header(&specs, &gids, FIO_VERSION));
+    s.push_str(&with_report(sc, out, i, blklab_fio::text::write_text));
+    s.push('\n');
 }
 
 /// Write each invocation's JSON to its `output` file, whole or not at all.

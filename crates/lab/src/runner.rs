@@ -29,6 +29,9 @@ pub struct Outcome {
     /// (cgroup path, `MAJ:MIN key=value ...` lines), in tree order; cgroups
     /// with no fields are left out.
     pub io_stat: Vec<(String, String)>,
+    /// The run phases that started, with their boundaries (empty for a
+    /// scenario without phases; crate::phases).
+    pub phases: Vec<blklab_core::PhaseMark>,
 }
 
 /// The simulator refused the configuration (`Sim::new`, a replay's
@@ -70,6 +73,7 @@ pub fn outcome(sc: &Scenario, sim: &Sim, result: RunResult) -> Outcome {
         result,
         groups,
         io_stat,
+        phases: sim.phase_marks().to_vec(),
     }
 }
 
@@ -105,6 +109,12 @@ pub fn unapplied_writes(cfg: &SimConfig, r: &RunResult) -> Vec<String> {
         .collect()
 }
 
+/// Warnings for the phases' writes a finished run dropped and the phases
+/// it never reached (`crate::phases::unapplied`).
+pub fn unapplied_phase_writes(sc: &Scenario, out: &Outcome) -> Vec<String> {
+    crate::phases::unapplied(&sc.phases, &out.phases, &sc.config.cgroups)
+}
+
 /// The simulator for a scenario, ready to run: `build_sim`, then the
 /// workloads that come from recordings (`replay = ...` jobs).
 pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>) -> Result<Sim> {
@@ -113,7 +123,12 @@ pub fn prepare(sc: &Scenario, cfg: &SimConfig, trace: Option<Box<dyn TraceSink>>
 
 /// `prepare` with a tracer of the caller's (one that also carries a probe).
 pub fn prepare_with(sc: &Scenario, cfg: &SimConfig, tracer: Tracer) -> Result<Sim> {
-    let mut sim = Sim::new(cfg.clone(), tracer).map_err(|e| SetupFailed(e.to_string()))?;
+    let sim = if sc.phases.is_empty() {
+        Sim::new(cfg.clone(), tracer)
+    } else {
+        Sim::with_phases(cfg.clone(), tracer, crate::phases::plan(&sc.phases))
+    };
+    let mut sim = sim.map_err(|e| SetupFailed(e.to_string()))?;
     crate::replay_input::attach(&sc.replays, &sc.config.jobs, &mut sim)
         .map_err(|e| SetupFailed(format!("{e:#}")))?;
     Ok(sim)
@@ -134,11 +149,14 @@ pub fn group_results(sc: &Scenario, r: &RunResult) -> Vec<GroupResult> {
         for (first, stats) in entries {
             let ji = inv.jobs[first];
             let jr = &r.jobs[ji];
-            let label = match &inv.label {
+            let mut label = match &inv.label {
                 Some(l) if n == 1 => l.clone(),
                 Some(l) => format!("{l}.{}", jr.name),
                 None => jr.name.clone(),
             };
+            if let Some(p) = crate::phases::of_invocation(&sc.phases, ii) {
+                label = format!("{}/{label}", sc.phases[p].name);
+            }
             out.push(GroupResult {
                 invocation: ii,
                 label,

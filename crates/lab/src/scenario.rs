@@ -44,6 +44,9 @@ struct RawScenario {
     /// The host's CPUs and their costs (scenario/host.rs).
     #[serde(default)]
     host: Option<host::RawHost>,
+    /// Run phases (crate::phases).
+    #[serde(default)]
+    phase: Vec<crate::phases::RawPhase>,
 }
 
 #[derive(Deserialize, Debug, Default)]
@@ -119,6 +122,8 @@ struct RawJob {
     replay_device: Option<Spanned<String>>,
     /// "original" (recorded instants) or "asfast" (as fast as the queue depth allows).
     timing: Option<Spanned<String>>,
+    /// The run phase this job belongs to (crate::phases).
+    phase: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -128,6 +133,8 @@ struct RawWrite {
     cgroup: Spanned<String>,
     file: Spanned<String>,
     value: Spanned<String>,
+    /// The run phase whose start `at` counts from (crate::phases).
+    phase: Option<Spanned<String>>,
 }
 
 pub use crate::kfiles::CGROUP_FILES;
@@ -154,6 +161,8 @@ pub struct Scenario {
     pub warnings: Vec<String>,
     /// Jobs whose workload is a recorded stream.
     pub replays: Vec<crate::replay_input::ReplayJob>,
+    /// The run phases (empty: one run); see crate::phases.
+    pub phases: Vec<crate::phases::Phase>,
 }
 
 /// All the problems of a scenario.
@@ -245,6 +254,19 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// Problems found by another module, at their place when they have one.
+    fn problems(&mut self, problems: Vec<crate::phases::Problem>) {
+        for (span, msg) in problems {
+            match span {
+                Some(s) => self.err::<()>(&s, msg),
+                None => {
+                    self.errs.push(format!("{}: {msg}", self.src.name));
+                    None
+                }
+            };
+        }
+    }
+
     fn err<T>(&mut self, span: &std::ops::Range<usize>, msg: impl AsRef<str>) -> Option<T> {
         self.errs
             .push(format!("{}: {}", self.src.at(span), msg.as_ref()));
@@ -404,11 +426,15 @@ impl Builder<'_> {
         // jobs
         let mut jobs: Vec<JobConfig> = Vec::new();
         let mut invocations = Vec::new();
+        let mut job_refs = Vec::new();
         for (ji, j) in raw.job.iter().enumerate() {
             let devs = (&devices[..], raw.device.len());
-            if let Some(inv) = self.job(ji, j, base, devs, &mut cgroups, &mut jobs) {
-                invocations.push(inv);
-            }
+            let inv = self.job(ji, j, base, devs, &mut cgroups, &mut jobs);
+            job_refs.push(crate::phases::JobRef {
+                phase: j.phase.as_ref(),
+                invocation: inv.is_some().then_some(invocations.len()),
+            });
+            invocations.extend(inv);
         }
         if raw.job.is_empty() {
             self.errs.push(format!(
@@ -421,7 +447,32 @@ impl Builder<'_> {
         let mut writes = Vec::new();
         let mut write_spans = Vec::new();
         let run_end = crate::timed_writes::latest_end(time_limit, &jobs);
-        for w in &raw.write {
+        // with phases, the writes are the phases' (crate::phases)
+        let phased = !raw.phase.is_empty() || raw.write.iter().any(|w| w.phase.is_some());
+        let inv_jobs: Vec<Vec<usize>> = invocations
+            .iter()
+            .map(|i: &Invocation| i.jobs.clone())
+            .collect();
+        let write_refs: Vec<crate::phases::WriteRef> = raw
+            .write
+            .iter()
+            .map(|w| crate::phases::WriteRef {
+                fields: [&w.at, &w.cgroup, &w.file, &w.value],
+                phase: w.phase.as_ref(),
+            })
+            .collect();
+        let phases = crate::phases::resolve(
+            &raw.phase,
+            &job_refs,
+            &inv_jobs,
+            &write_refs,
+            (&devices, &cgroups, &jobs),
+        )
+        .unwrap_or_else(|problems| {
+            self.problems(problems);
+            Vec::new()
+        });
+        for w in raw.write.iter().filter(|_| !phased) {
             let (at, cg) = match crate::timed_writes::check(
                 [&w.at, &w.cgroup, &w.file, &w.value],
                 &devices,
@@ -485,7 +536,13 @@ impl Builder<'_> {
             invocations,
             warnings: Vec::new(),
             replays: std::mem::take(&mut self.replays),
+            phases,
         };
+        let problems = crate::phases::check_writes(&sc.config, &sc.phases);
+        if !problems.is_empty() {
+            self.problems(problems);
+            return None;
+        }
         // the writes as the run applies them, each meeting the state the
         // writes before it left (the same check `run` and `check` make)
         if !sc.config.writes.is_empty() {

@@ -5,6 +5,7 @@
 
 mod config;
 pub(crate) mod kernel;
+mod phases;
 mod sched;
 
 pub use crate::sim::cpu::CpuCosts;
@@ -12,6 +13,7 @@ pub use crate::workload::JobConfig;
 pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
+pub use phases::{PhaseMark, PhaseSnapshot, PhaseSpec};
 
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;
@@ -36,10 +38,17 @@ pub struct Sim {
     pub(crate) wl: Workload,
     pub(crate) seed: u64,
     pub(crate) writes: Vec<TimedWrite>,
+    /// The run's phases and what was seen at their boundaries (phases.rs);
+    /// None for a run in one piece.
+    pub(crate) phases: Option<Box<phases::Phases>>,
 }
 
 impl Sim {
     pub fn new(cfg: SimConfig, trace: Tracer) -> Result<Sim, SetupError> {
+        Sim::build(cfg, trace, Vec::new())
+    }
+
+    fn build(cfg: SimConfig, trace: Tracer, plan: Vec<PhaseSpec>) -> Result<Sim, SetupError> {
         let mut devs = Vec::new();
         for d in &cfg.devices {
             let dev_err = |msg: String| SetupError::Device {
@@ -200,6 +209,7 @@ impl Sim {
             wl: Workload::default(),
             seed: cfg.seed,
             writes: cfg.writes,
+            phases: None,
         };
         for (i, jc) in cfg.jobs.into_iter().enumerate() {
             if jc.dev as usize >= sim.k.blk.devs.len() {
@@ -217,8 +227,12 @@ impl Sim {
             let at = sim.writes[i].at;
             sim.k.clk.q.push(at, Ev::Write(i as u32));
         }
-        for j in 0..sim.wl.jobs.len() {
-            sim.wl.start_job(&mut sim.k, j as JobId);
+        if plan.is_empty() {
+            for j in 0..sim.wl.jobs.len() {
+                sim.wl.start_job(&mut sim.k, j as JobId);
+            }
+        } else {
+            sim.start_phases(plan)?;
         }
         Ok(sim)
     }
@@ -364,7 +378,7 @@ impl Sim {
     /// Process events up to and including instant `t`; returns false when nothing is left to do.
     pub fn run_until(&mut self, t: Ns) -> bool {
         loop {
-            if self.wl.jobs_running == 0 {
+            if self.wl.jobs_running == 0 && !self.wl.phases_open {
                 return false;
             }
             let clk = &mut self.k.clk;
@@ -378,6 +392,7 @@ impl Sim {
                 if nt > lim {
                     clk.now = lim;
                     self.wl.jobs_running = 0;
+                    self.wl.phases_open = false;
                     return false;
                 }
             }
@@ -401,6 +416,7 @@ impl Sim {
             Ev::Elevator(d) => k.with(wl).elevator_timer(d),
             Ev::Sample(j) => wl.job_sample(k, j),
             Ev::RampEnd(j) => wl.job_ramp_end(j),
+            Ev::Write(i) if self.writes[i as usize].at == phases::DROPPED => {}
             Ev::Write(i) => {
                 // refused writes were reported by `check_writes` before the run
                 let r = self.apply_write(i as usize);
@@ -411,6 +427,8 @@ impl Sim {
             // a host with CPUs took these in `sched::dispatch`
             Ev::Wake(j) => wl.job_wake(k, j),
             Ev::IrqDone(d, r) => k.with(wl).complete_request(d, r),
+            Ev::PhaseEnd => self.phase_end(),
+            Ev::PhaseStart => self.phase_start(),
         }
     }
 
@@ -444,10 +462,18 @@ impl Sim {
                         }
                     }
                 }
+                let mut qos_written = false;
                 for q in dev.qos.iter_mut() {
-                    if let Some(Err(e)) = q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
-                        first_err.get_or_insert(e);
+                    match q.write_file(&mut ctx, w.cgroup, &w.file, &w.value) {
+                        Some(Err(e)) => {
+                            first_err.get_or_insert(e);
+                        }
+                        Some(Ok(())) => qos_written |= w.file == "io.cost.qos",
+                        None => {}
                     }
+                }
+                if qos_written {
+                    iocost_wbt_default(dev);
                 }
             }
             let mut k = self.k.with(&mut self.wl);
@@ -560,6 +586,29 @@ impl Sim {
                 })
                 .collect(),
             pagecache: self.k.pc.as_ref().map(|p| p.report()),
+        }
+    }
+}
+
+/// The tail of `ioc_qos_write` (v6.2+): after a write of io.cost.qos,
+/// `wbt_disable_default` when it left blk-iocost enabled, else
+/// `wbt_enable_default`, which does nothing under bfq
+/// (`ELEVATOR_FLAG_DISABLE_WBT`). Only a default-enabled wbt moves; a
+/// value written to wbt_lat_usec stays.
+fn iocost_wbt_default(dev: &mut DevState) {
+    let enabled = dev.qos.iter().find_map(|q| {
+        q.as_any()
+            .downcast_ref::<crate::block::iocost::IoCost>()
+            .map(|i| i.enabled())
+    });
+    let bfq = dev.elv.name() == "bfq";
+    for q in dev.qos.iter_mut() {
+        if let Some(w) = q.as_any_mut().downcast_mut::<crate::block::wbt::Wbt>() {
+            match enabled {
+                Some(true) => w.disable_default(),
+                Some(false) if !bfq => w.enable_default(),
+                _ => {}
+            }
         }
     }
 }

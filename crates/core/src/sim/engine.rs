@@ -52,6 +52,10 @@ pub enum Ev {
     /// A request's completion interrupt is over on its CPU: the
     /// completion path runs (only on a host with CPUs).
     IrqDone(DevId, ReqId),
+    /// The jobs of the current run phase have all ended (machine/phases.rs).
+    PhaseEnd,
+    /// The next run phase's jobs start (machine/phases.rs).
+    PhaseStart,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -38,4 +38,7 @@ pub(crate) struct Workload {
     pub jobs_running: usize,
     /// The job whose loop is executing (its own submissions call back into it).
     pub running_job: Option<JobId>,
+    /// A phased run (machine/phases.rs) whose last phase has not ended: the
+    /// run goes on while no job runs (the gap before the next phase).
+    pub phases_open: bool,
 }

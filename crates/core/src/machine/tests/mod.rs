@@ -7,6 +7,7 @@ mod host_cpus;
 mod idle_wake;
 mod mq_deadline;
 mod pagecache;
+mod phases;
 
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::JobSpec;

@@ -36,6 +36,16 @@ impl Job {
 }
 
 impl Workload {
+    /// Move a job that has not started yet so that its time zero (fio's
+    /// start, before `startdelay`) is `at`: a job of a later run phase.
+    pub(crate) fn shift_job_start(&mut self, j: JobId, at: Ns) {
+        let job = &mut self.jobs[j as usize];
+        debug_assert!(job.phase == Phase::Waiting, "shifting a started job");
+        job.epoch += at;
+        job.stats_start += at;
+        job.end_time = job.end_time.map(|e| e + at);
+    }
+
     pub(crate) fn start_job(&mut self, sys: &mut dyn Syscalls, j: JobId) {
         self.jobs_running += 1;
         let job = &mut self.jobs[j as usize];
@@ -274,6 +284,10 @@ impl Workload {
                     job.finished_at = Some(sys.now());
                     job.phase = Phase::Done;
                     self.jobs_running -= 1;
+                    if self.jobs_running == 0 && self.phases_open {
+                        // the run's phase has ended (machine/phases.rs)
+                        sys.timer(sys.now(), Ev::PhaseEnd);
+                    }
                     return;
                 }
             }

@@ -415,3 +415,4 @@ mod harness;
 use harness::Shared;
 mod shares;
 mod vrate_comp;
+mod warm;
