@@ -6,6 +6,7 @@ mod fio_offsets;
 mod idle_wake;
 mod mq_deadline;
 mod pagecache;
+mod stacking;
 
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::JobSpec;
