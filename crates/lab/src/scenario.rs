@@ -21,6 +21,7 @@ use crate::limits;
 use crate::span::Source;
 
 mod device;
+mod stacking;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -325,6 +326,7 @@ impl Builder<'_> {
                 }
             }
         }
+        self.stacking(&raw, &mut devices);
         if raw.device.is_empty() {
             self.errs.push(format!(
                 "{}: no [[device]]: a scenario needs at least one device",

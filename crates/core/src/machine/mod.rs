@@ -12,7 +12,7 @@ pub use crate::workload::JobConfig;
 pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
-pub use stacking::{resolve_stacking, StackError, StackErrorKind};
+pub use stacking::{resolve_one, resolve_stacking, StackError, StackErrorKind};
 
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;

@@ -78,62 +78,64 @@ impl std::fmt::Display for StackError {
 /// Each device's `Lower` (None for a device that completes its own I/O),
 /// or the first problem found, devices in order.
 pub fn resolve_stacking(devices: &[DeviceConfig]) -> Result<Vec<Option<Lower>>, StackError> {
+    (0..devices.len())
+        .map(|i| resolve_one(devices, i).map_err(|kind| StackError { dev: i, kind }))
+        .collect()
+}
+
+/// Device `i`'s `Lower`, checked (see the module's comment).
+pub fn resolve_one(devices: &[DeviceConfig], i: usize) -> Result<Option<Lower>, StackErrorKind> {
     let index = |name: &str| devices.iter().position(|d| d.info.name == name);
-    let mut lowers = Vec::with_capacity(devices.len());
-    for (i, d) in devices.iter().enumerate() {
-        let err = |kind| Err(StackError { dev: i, kind });
-        let Some((backend, kind)) = d.model.backend() else {
-            lowers.push(None);
-            continue;
-        };
-        let Some(lo) = index(backend) else {
-            return err(StackErrorKind::NoBackend(backend.to_string()));
-        };
-        // follow the chain down: it must end on a device with a model of
-        // its own before it comes back to this one (at most one visit each)
-        let mut chain = vec![d.info.name.clone()];
-        let mut at = lo;
-        for _ in 0..devices.len() {
-            chain.push(devices[at].info.name.clone());
-            if at == i {
-                return err(StackErrorKind::Cycle(chain));
-            }
-            match devices[at].model.backend().and_then(|(n, _)| index(n)) {
-                Some(next) => at = next,
-                None => break,
-            }
+    let d = &devices[i];
+    let Some((backend, kind)) = d.model.backend() else {
+        return Ok(None);
+    };
+    let Some(lo) = index(backend) else {
+        return Err(StackErrorKind::NoBackend(backend.to_string()));
+    };
+    // follow the chain down: it must end on a device with a model of its
+    // own before it comes back to this one (at most one visit each)
+    let mut chain = vec![d.info.name.clone()];
+    let mut at = lo;
+    for _ in 0..devices.len() {
+        chain.push(devices[at].info.name.clone());
+        if at == i {
+            return Err(StackErrorKind::Cycle(chain));
         }
-        let start = match kind {
-            StackKind::Loop => 0,
-            StackKind::Linear { start } => start,
-        };
-        let end_bytes = start
-            .saturating_mul(512)
-            .saturating_add(d.info.capacity_bytes);
-        let backend_bytes = devices[lo].info.capacity_bytes;
-        if end_bytes > backend_bytes {
-            return err(StackErrorKind::Beyond {
-                backend: backend.to_string(),
-                end_bytes,
-                backend_bytes,
-            });
+        match devices[at].model.backend().and_then(|(n, _)| index(n)) {
+            Some(next) => at = next,
+            None => break,
         }
-        let lower = match kind {
-            StackKind::Loop => Lower::Loop { dev: lo as u16 },
-            StackKind::Linear { start } => Lower::Linear {
-                dev: lo as u16,
-                start,
-            },
-        };
-        if lower.bio_based() {
-            if d.scheduler != "none" {
-                return err(StackErrorKind::SchedulerOnBioBased(d.scheduler.clone()));
-            }
-            if d.wbt.is_some() {
-                return err(StackErrorKind::WbtOnBioBased);
-            }
-        }
-        lowers.push(Some(lower));
     }
-    Ok(lowers)
+    let start = match kind {
+        StackKind::Loop => 0,
+        StackKind::Linear { start } => start,
+    };
+    let end_bytes = start
+        .saturating_mul(512)
+        .saturating_add(d.info.capacity_bytes);
+    let backend_bytes = devices[lo].info.capacity_bytes;
+    if end_bytes > backend_bytes {
+        return Err(StackErrorKind::Beyond {
+            backend: backend.to_string(),
+            end_bytes,
+            backend_bytes,
+        });
+    }
+    let lower = match kind {
+        StackKind::Loop => Lower::Loop { dev: lo as u16 },
+        StackKind::Linear { start } => Lower::Linear {
+            dev: lo as u16,
+            start,
+        },
+    };
+    if lower.bio_based() {
+        if d.scheduler != "none" {
+            return Err(StackErrorKind::SchedulerOnBioBased(d.scheduler.clone()));
+        }
+        if d.wbt.is_some() {
+            return Err(StackErrorKind::WbtOnBioBased);
+        }
+    }
+    Ok(Some(lower))
 }
