@@ -37,8 +37,10 @@ pub(crate) fn submitter_origin(bios: &crate::sim::slab::Slab<Bio>, mut o: Origin
 /// (`cmd->blkcg_css`, `kthread_associate_blkcg`), so the lower bio is
 /// charged to the original submitter's cgroup by every controller of the
 /// lower device. The direct-I/O write flags are `dio_bio_write_op`'s
-/// (REQ_SYNC | REQ_IDLE); the ioprio is the lower cgroup's blk-ioprio
-/// policy applied to none (`lo_rw_aio` clears `ki_ioprio`).
+/// (REQ_SYNC | REQ_IDLE); the ioprio is the cgroup's blk-ioprio policy
+/// applied to none, as `lo_rw_aio` sets `ki_ioprio` to IOPRIO_CLASS_NONE
+/// up to v6.14. Not modelled: v6.15's 1fdb8188c3d5 ("loop: aio inherit the
+/// ioprio of original request"), which passes the request's ioprio down.
 ///
 /// Simplified: the worker issues at the dispatch instant (no worker
 /// scheduling delay; the device's `idle_wake_ns` stays the submitter's cost
