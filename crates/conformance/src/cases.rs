@@ -52,7 +52,7 @@ pub enum HostDevice {
     /// The "capped cloud disk": a loop device over another loop device, with
     /// `lower_limit` (io.max keys, e.g. "riops=2000") written for the LOWER
     /// device in the common parent group of the case's groups. The simulator
-    /// models it as a provisioned volume with that rate (`cloud` model).
+    /// builds the same stack (`sim::CappedAs`).
     Capped { lower_limit: String },
 }
 

@@ -16,6 +16,36 @@ use blklab_core::sim::trace::TraceSink;
 /// fio's reap cost in the simulator (the scenario's `reap_ns`).
 const REAP_NS: u64 = 1_000;
 
+/// How the simulator expresses the capped disk: `stacked` (the default: as
+/// the host builds it, the jobs' loop device over a lower loop device with
+/// the case's io.max on the lower device in the groups' common parent) or
+/// `cloud` (the earlier stand-in: a provisioned volume at the cap). Chosen
+/// with the environment variable `BLKLAB_CAPPED_DISK`, to compare the two
+/// (docs/fidelity/conformance.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CappedAs {
+    Cloud,
+    Stacked,
+}
+
+impl CappedAs {
+    /// `BLKLAB_CAPPED_DISK` (stacked when unset); an unknown value is an error.
+    pub fn from_env() -> Result<CappedAs, String> {
+        match std::env::var("BLKLAB_CAPPED_DISK").as_deref() {
+            Err(_) | Ok("stacked") => Ok(CappedAs::Stacked),
+            Ok("cloud") => Ok(CappedAs::Cloud),
+            Ok(v) => Err(format!(
+                "BLKLAB_CAPPED_DISK={v}: expected \"cloud\" or \"stacked\""
+            )),
+        }
+    }
+}
+
+/// The parent group of the case's groups in the stacked expression: io.max
+/// has no root-cgroup file, so the case's own parent group (the scenario's
+/// "/" otherwise) becomes this group.
+const STACKED_PARENT: &str = "/capped";
+
 /// The device the simulator models and the kernel it stands for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimDevice {
@@ -81,14 +111,49 @@ fn esc(s: &str) -> String {
 /// The loop device is modelled as null_blk in timer mode whose completion
 /// time is the measured QD1 clat less fio's reap cost, with the measured slat
 /// as the submit cost: for controller-bound cases the device is fast and only
-/// its latency shows. The capped disk becomes a `cloud` volume provisioned at
-/// the lower device's limit with no burst, its latency two loop layers, and
-/// a 100 ms throttle window and bucket: the real cap is blk-throttle on the
-/// lower loop, which on this kernel grants a 100 ms slice's budget at once and
-/// holds the rest to the next slice, so completions come in 100 ms waves (a
-/// smooth token bucket would give every I/O the same mean latency instead).
+/// its latency shows. The capped disk is built as [`CappedAs::Stacked`]
+/// says: a loop device over a lower device completing in two loop layers'
+/// time, the cap being blk-throttle on the lower device in the groups'
+/// common parent, as on the host. [`CappedAs::Cloud`] instead makes it a
+/// `cloud` volume provisioned at the lower device's limit with no burst,
+/// its latency two loop layers, and a 100 ms throttle window and bucket
+/// (blk-throttle's slice, whose budget comes at once: completions in 100 ms
+/// waves).
 pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> String {
+    scenario_text_as(case, dev, raw, runtime_s, CappedAs::Stacked)
+}
+
+/// The lower loop device of the stacked capped disk: its name and MAJ:MIN
+/// (the upper device's major, a minor no real loop device of the run has).
+fn lower_of(dev: &SimDevice) -> (String, String) {
+    let (major, minor) = dev.devno.split_once(':').unwrap_or(("7", "0"));
+    let minor: u32 = minor.parse().unwrap_or(0);
+    (
+        format!("{}lower", dev.name),
+        format!("{major}:{}", minor + 512),
+    )
+}
+
+/// [`scenario_text`] with the capped disk expressed as `capped`.
+pub fn scenario_text_as(
+    case: &Case,
+    dev: &SimDevice,
+    raw: &RawSpeed,
+    runtime_s: u32,
+    capped: CappedAs,
+) -> String {
     let (dev_name, devno) = (dev.name.as_str(), dev.devno.as_str());
+    let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
+    // the case's cgroup paths, under the stacked expression's parent
+    let cg = |g: &str| -> String {
+        if !stacked {
+            g.to_string()
+        } else if g == "/" {
+            STACKED_PARENT.to_string()
+        } else {
+            format!("{STACKED_PARENT}{g}")
+        }
+    };
     let mut s = String::new();
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
     let _ = writeln!(s, "\n[run]\nseed = 1\nhz = {}", dev.hz);
@@ -124,6 +189,25 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
                 s,
                 "[device.model]\nkind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
                 raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
+            );
+        }
+        HostDevice::Capped { lower_limit } if stacked => {
+            // upper loop over lower loop: each level's own queue; the lower
+            // one completes in the time the cloud expression gives its
+            // volume (two loop layers: the upper loop's own work is folded
+            // into the lower one's completion)
+            let (lname, ldevno) = lower_of(dev);
+            let _ = writeln!(
+                s,
+                "[device.model]\nkind = \"loop\"\nbackend = \"{lname}\"\n\n[[device]]\nname = \"{lname}\"\ndevno = \"{ldevno}\"\nrotational = {}\ncapacity = \"{}\"\n[device.model]\nkind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
+                dev.rotational,
+                FILE_BYTES,
+                2 * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
+            );
+            let _ = writeln!(
+                s,
+                "\n[cgroup.\"{STACKED_PARENT}\"]\n\"io.max\" = \"{ldevno} {}\"",
+                esc(lower_limit)
             );
         }
         HostDevice::Capped { lower_limit } => {
@@ -165,7 +249,7 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
     }
     for (g, fs) in &case.groups {
-        let _ = writeln!(s, "\n[cgroup.\"{g}\"]");
+        let _ = writeln!(s, "\n[cgroup.\"{}\"]", cg(g));
         for (f, v) in fs {
             let _ = writeln!(s, "\"{f}\" = \"{}\"", esc(&sub(v)));
         }
@@ -175,9 +259,12 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
             s,
             "\n[[job]]\nlabel = \"{}\"\ncgroup = \"{}\"\ncmdline = \"{} --runtime={runtime_s} --time_based\"",
             esc(&j.label),
-            esc(&j.cgroup),
+            esc(&cg(&j.cgroup)),
             esc(&j.cmdline)
         );
+        if stacked {
+            let _ = writeln!(s, "device = \"{}\"", esc(dev_name));
+        }
     }
     s
 }
@@ -195,7 +282,9 @@ pub struct SimOut {
 
 /// Run the simulator on the case.
 pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Result<SimOut, String> {
-    let text = scenario_text(case, dev, raw, runtime_s);
+    let capped = CappedAs::from_env()?;
+    let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
+    let text = scenario_text_as(case, dev, raw, runtime_s, capped);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
     let collect = Collect::default();
@@ -216,7 +305,19 @@ pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Resu
     Ok(SimOut {
         jobs,
         qos: case.trace_qos.then(|| collect.take()),
-        io_stat: out.io_stat.clone(),
+        // the case's own paths again
+        io_stat: out
+            .io_stat
+            .iter()
+            .map(|(p, v)| {
+                let p = match p.strip_prefix(STACKED_PARENT).filter(|_| stacked) {
+                    Some("") => "/".to_string(),
+                    Some(rest) if rest.starts_with('/') => rest.to_string(),
+                    _ => p.clone(),
+                };
+                (p, v.clone())
+            })
+            .collect(),
     })
 }
 
@@ -248,7 +349,9 @@ mod tests {
                 *v = "20ms-nonrot".into();
             }
         }
-        let t = scenario_text(&c, &d, &RawSpeed::default(), 1);
+        let cloud =
+            |d: &SimDevice| scenario_text_as(&c, d, &RawSpeed::default(), 1, CappedAs::Cloud);
+        let t = cloud(&d);
         assert!(
             t.contains("[run.switches]") && t.contains("\"throttle.slice\" = \"20ms-nonrot\""),
             "{t}"
@@ -256,12 +359,46 @@ mod tests {
         assert!(t.contains("throttle_window_ms = 20"), "{t}");
         Scenario::parse(&t, Path::new("x.toml")).unwrap();
         d.rotational = true;
-        let t = scenario_text(&c, &d, &RawSpeed::default(), 1);
+        let t = cloud(&d);
         assert!(
             t.contains("throttle_window_ms = 100") && t.contains("rotational = true"),
             "{t}"
         );
     }
+
+    #[test]
+    fn the_stacked_capped_disk_is_a_loop_over_a_capped_lower_device() {
+        let c = crate::cases::select(&["capped-qos-iocost-on".into()])
+            .unwrap()
+            .remove(0);
+        let raw = RawSpeed::default();
+        let t = scenario_text_as(&c, &dev7(), &raw, 1, CappedAs::Stacked);
+        let sc = Scenario::parse(&t, Path::new("x.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
+        let d = &sc.config.devices;
+        assert_eq!(d.len(), 2, "{t}");
+        assert_eq!(
+            (d[0].info.name.as_str(), d[1].info.name.as_str()),
+            ("loop7", "loop7lower")
+        );
+        assert_eq!(d[0].model.backend().map(|b| b.0), Some("loop7lower"));
+        // the cap on the lower device, in the groups' common parent; iocost
+        // on the upper one (the case's root files name {DEV})
+        let cg = &sc.config.cgroups;
+        let p = cg.find("/capped").unwrap();
+        assert_eq!(
+            cg.get(p).files.get("io.max").map(String::as_str),
+            Some("7:519 riops=2000")
+        );
+        let root = cg.get(0).files.get("io.cost.qos").unwrap();
+        assert!(root.starts_with("7:7 "), "{root}");
+        for j in &sc.config.jobs {
+            assert_eq!(j.dev, 0);
+            assert!(cg.get(j.cgroup).path.starts_with("/capped/"));
+        }
+        // the default
+        assert_eq!(t, scenario_text(&c, &dev7(), &raw, 1));
+    }
+
     use crate::cases;
     use crate::metrics::Metric;
 

@@ -22,6 +22,7 @@ use crate::span::Source;
 
 mod device;
 mod host;
+mod stacking;
 
 #[derive(Deserialize, Debug)]
 #[serde(deny_unknown_fields)]
@@ -336,6 +337,7 @@ impl Builder<'_> {
                 }
             }
         }
+        self.stacking(&raw, &mut devices);
         if raw.device.is_empty() {
             self.errs.push(format!(
                 "{}: no [[device]]: a scenario needs at least one device",

@@ -44,6 +44,13 @@ pub enum Origin {
     Split { parent: BioId },
     /// Page-cache writeback, readahead and similar kernel-originated IO.
     Kernel { tag: u32 },
+    /// A loop device's bio on its backing device for request `rq` of loop
+    /// device `dev` (`lo_rw_aio`); its end completes that request
+    /// (`lo_rw_aio_complete`). See `block::stack`.
+    Stacked { dev: DevId, rq: u32 },
+    /// A bio-based (device-mapper) device's clone of bio `parent`
+    /// (`__map_bio`); its end ends the parent (`clone_endio`).
+    Clone { parent: BioId },
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

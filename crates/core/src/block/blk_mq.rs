@@ -13,6 +13,7 @@
 //! block layer and routes its calls up to a bio's submitter.
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
+use crate::block::disk::Lower;
 use crate::block::layer::{BlkHost, BlockLayer};
 use crate::block::request::{ReqId, Request, Submitter};
 use crate::block::rq_qos::QosVerdict;
@@ -20,6 +21,8 @@ use crate::sim::engine::Ev;
 use crate::sim::probe::Probe;
 use crate::sim::time::Ns;
 use crate::sim::trace::Tracer;
+
+mod stack;
 
 pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
@@ -47,6 +50,7 @@ pub(crate) trait BlkMq: BlkHost {
                 let waits = std::mem::replace(&mut bio.flags.submitter_waits, false);
                 let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
                 if waits && !matches!(origin, Origin::Split { .. }) {
+                    let origin = stack::submitter_origin(&self.blk().bios, origin);
                     self.bio_submitted(origin, dev, cg);
                 }
                 return;
@@ -97,6 +101,9 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk().bios.get_mut(id);
         b.t_queue = now;
         let dev = b.dev;
+        if let Some(Lower::Linear { dev: lower, start }) = self.blk().devs[dev as usize].st.lower {
+            return stack::dm_submit_bio(self, id, lower, start);
+        }
         self.split_and_start(dev, id);
     }
 
@@ -240,11 +247,13 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         let bio = b.bios.get(id);
         let alloc_began = bio.t_alloc;
-        // A split piece was submitted by its parent's task.
+        // A split piece was submitted by its parent's task, a clone by
+        // its parent's.
         let origin = match bio.origin {
             Origin::Split { parent } => b.bios.get(parent).origin,
             o => o,
         };
+        let origin = stack::submitter_origin(&b.bios, origin);
         let submitter = match origin {
             Origin::Job { job, .. } => Submitter::Job(job),
             _ => Submitter::Kernel,
@@ -345,6 +354,7 @@ pub(crate) trait BlkMq: BlkHost {
         // the page cache's flusher waits in submit_bio too
         if bio.flags.submitter_waits && !matches!(bio.origin, Origin::Split { .. }) {
             let (origin, dev, cg) = (bio.origin, bio.dev, bio.cg);
+            let origin = stack::submitter_origin(&b.bios, origin);
             self.bio_submitted(origin, dev, cg);
         }
     }
@@ -353,6 +363,11 @@ pub(crate) trait BlkMq: BlkHost {
     fn run_queue(&mut self, dev: DevId) {
         let (b, clk) = self.parts();
         let now = clk.now;
+        let lower = match b.devs[dev as usize].st.lower {
+            Some(Lower::Loop { dev }) => Some(dev),
+            _ => None,
+        };
+        let mut to_lower = Vec::new();
         loop {
             let d = &mut b.devs[dev as usize];
             if d.st.in_device >= d.info.queue_depth || !d.st.elv.has_work() {
@@ -371,18 +386,29 @@ pub(crate) trait BlkMq: BlkHost {
             for q in d.st.qos.iter_mut() {
                 q.issue(&mut ctx, r);
             }
-            let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             if d.st.in_device == 0 {
                 idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
             }
             d.st.in_device += 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
+            if lower.is_some() {
+                // the driver passes it on below, once this queue is run
+                to_lower.push(rid);
+                continue;
+            }
+            let r = b.reqs.get(rid);
+            let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
         let st = &mut b.devs[dev as usize].st;
         if let Some(t) = st.elv.next_run() {
             st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
+        }
+        if let Some(lower) = lower {
+            for rid in to_lower {
+                stack::loop_queue_rq(self, dev, rid, lower);
+            }
         }
     }
 
@@ -453,6 +479,16 @@ pub(crate) trait BlkMq: BlkHost {
         let bio = b.bios.remove(id);
         match bio.origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),
+            origin => self.end_origin(origin),
+        }
+    }
+
+    /// A whole bio ended: up to whoever waits for it, a stacked device's
+    /// request or bio below the machine's submitters.
+    fn end_origin(&mut self, origin: Origin) {
+        match origin {
+            Origin::Stacked { dev, rq } => stack::loop_rw_aio_complete(self, dev, rq),
+            Origin::Clone { parent } => stack::dm_clone_endio(self, parent),
             origin => self.bio_end_io(origin),
         }
     }

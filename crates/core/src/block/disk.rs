@@ -3,7 +3,7 @@
 //! behind it (`struct blk_mq_ops`'s `queue_rq` and the completion it
 //! raises). The drivers (`crate::drivers`) implement [`DeviceModel`].
 
-use crate::block::bio::Op;
+use crate::block::bio::{DevId, Op};
 use crate::sim::time::Ns;
 
 /// The block device as the kernel describes it (sysfs queue attributes).
@@ -42,4 +42,26 @@ pub trait DeviceModel {
     fn issue(&mut self, now: Ns, op: Op, sector: u64, bytes: u32) -> Ns;
     /// One line describing the model and its parameters, for reports.
     fn describe(&self) -> String;
+}
+
+/// What a stacked device sends its I/O to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lower {
+    /// A loop device with direct I/O on block device `dev` (request-based).
+    Loop { dev: DevId },
+    /// A dm-linear target mapping the whole device to `dev` from sector
+    /// `start` on (bio-based: no request queue of its own).
+    Linear { dev: DevId, start: u64 },
+}
+
+impl Lower {
+    pub fn dev(self) -> DevId {
+        match self {
+            Lower::Loop { dev } | Lower::Linear { dev, .. } => dev,
+        }
+    }
+    /// Bio-based (`!queue_is_mq`): no scheduler, tags or rq_qos chain.
+    pub fn bio_based(self) -> bool {
+        matches!(self, Lower::Linear { .. })
+    }
 }

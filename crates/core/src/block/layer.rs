@@ -47,6 +47,10 @@ pub(crate) struct DevState {
     pub throttle: crate::block::throttle::Throttle,
     pub throttle_armed: Armed,
     pub model: Box<dyn DeviceModel>,
+    /// The device this one's driver sends its I/O to (a loop device's
+    /// backing device, a dm-linear target's), None for a device whose
+    /// model completes the requests itself.
+    pub lower: Option<crate::block::disk::Lower>,
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,

@@ -7,13 +7,22 @@
 //! latencies) all can, which keeps the event loop to one event per request.
 
 pub mod cloud;
+pub mod dm_linear;
 pub mod linear;
+pub mod loop_dev;
 pub mod nullb;
 pub mod ssd;
 
 use serde::Deserialize;
 
 pub use crate::block::disk::{DeviceInfo, DeviceModel};
+
+/// How a stacked device reaches its backend (see `block::disk::Lower`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StackKind {
+    Loop,
+    Linear { start: u64 },
+}
 
 /// `[device.model]` in a scenario: `kind` selects the model, the other keys are its parameters.
 ///
@@ -32,6 +41,11 @@ pub enum ModelSpec {
     Linear(linear::LinearSpec),
     Cloud(cloud::CloudSpec),
     Ssd(ssd::SsdSpec),
+    /// A loop device over another scenario device (stacked).
+    Loop(loop_dev::LoopSpec),
+    /// A dm-linear device over another scenario device (stacked, bio-based).
+    #[serde(rename = "dm-linear")]
+    DmLinear(dm_linear::DmLinearSpec),
 }
 
 impl ModelSpec {
@@ -49,6 +63,18 @@ impl ModelSpec {
             ModelSpec::Linear(s) => Ok(Box::new(linear::Linear::new(s)?)),
             ModelSpec::Cloud(s) => Ok(Box::new(cloud::Cloud::new(s)?)),
             ModelSpec::Ssd(s) => Ok(Box::new(ssd::Ssd::new(s, seed)?)),
+            ModelSpec::Loop(s) => Ok(Box::new(loop_dev::Loop::new(s)?)),
+            ModelSpec::DmLinear(s) => Ok(Box::new(dm_linear::DmLinear::new(s)?)),
+        }
+    }
+
+    /// The scenario device this one is stacked on, and what it sends there:
+    /// None for a device whose model completes its own requests.
+    pub fn backend(&self) -> Option<(&str, StackKind)> {
+        match self {
+            ModelSpec::Loop(s) => Some((&s.backend, StackKind::Loop)),
+            ModelSpec::DmLinear(s) => Some((&s.backend, StackKind::Linear { start: s.offset })),
+            _ => None,
         }
     }
 }

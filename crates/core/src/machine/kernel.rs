@@ -92,7 +92,9 @@ impl BlkHost for Running<'_> {
             }
             // the page cache's flusher waits in submit_bio too
             Origin::Kernel { tag } => self.pc_submit_done(tag),
-            Origin::Split { .. } => {}
+            // fragments, and the bios of stacked devices, are submitted
+            // by the block layer itself (a clone is told as its parent)
+            Origin::Split { .. } | Origin::Stacked { .. } | Origin::Clone { .. } => {}
         }
     }
 
@@ -100,7 +102,9 @@ impl BlkHost for Running<'_> {
         match origin {
             Origin::Job { job, io_u } => self.task_completed(job, io_u),
             Origin::Kernel { tag } => self.pc_bio_done(tag),
-            Origin::Split { .. } => unreachable!("a fragment ends into its parent"),
+            Origin::Split { .. } | Origin::Stacked { .. } | Origin::Clone { .. } => {
+                unreachable!("ends in the block layer (its parent, its stacked device)")
+            }
         }
     }
 }

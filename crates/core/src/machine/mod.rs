@@ -7,6 +7,7 @@ mod config;
 pub(crate) mod kernel;
 mod phases;
 mod sched;
+mod stacking;
 
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;
@@ -14,6 +15,7 @@ pub use config::{
     DeviceConfig, DeviceResult, JobResult, RunResult, SetupError, SimConfig, TimedWrite, WbtConfig,
 };
 pub use phases::{PhaseMark, PhaseSnapshot, PhaseSpec};
+pub use stacking::{resolve_one, resolve_stacking, StackError, StackErrorKind};
 
 use crate::block::blk_cgroup::{CgId, CgroupTree};
 use crate::block::blk_mq::BlkMq;
@@ -50,7 +52,11 @@ impl Sim {
 
     fn build(cfg: SimConfig, trace: Tracer, plan: Vec<PhaseSpec>) -> Result<Sim, SetupError> {
         let mut devs = Vec::new();
-        for d in &cfg.devices {
+        let lowers = resolve_stacking(&cfg.devices).map_err(|e| SetupError::Device {
+            dev: cfg.devices[e.dev].info.name.clone(),
+            msg: e.to_string(),
+        })?;
+        for (d, &lower) in cfg.devices.iter().zip(&lowers) {
             let dev_err = |msg: String| SetupError::Device {
                 dev: d.info.name.clone(),
                 msg,
@@ -97,6 +103,23 @@ impl Sim {
                         file: "io.latency".into(),
                         msg: e.to_string(),
                     })?;
+            if lower.is_some_and(|l| l.bio_based()) {
+                // `ioc_qos_write`/`ioc_cost_model_write` refuse a bio-based
+                // queue (EOPNOTSUPP); blk-iolatency has no requests to watch
+                let file = match (&iocost, &iolatency) {
+                    (Some(_), _) => Some("io.cost.qos"),
+                    (None, Some(_)) => Some("io.latency"),
+                    (None, None) => None,
+                };
+                if let Some(file) = file {
+                    return Err(SetupError::Device {
+                        dev: d.info.name.clone(),
+                        msg: format!(
+                            "{file}: a dm-linear device is bio-based and has no rq_qos policies (EOPNOTSUPP)"
+                        ),
+                    });
+                }
+            }
             if let Some(lat) = iolatency {
                 qos.push(Box::new(lat));
             }
@@ -130,6 +153,7 @@ impl Sim {
                     throttle,
                     throttle_armed: Armed::default(),
                     model,
+                    lower,
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
                     qos,

@@ -8,6 +8,7 @@ mod idle_wake;
 mod mq_deadline;
 mod pagecache;
 mod phases;
+mod stacking;
 
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::JobSpec;
