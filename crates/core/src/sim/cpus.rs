@@ -10,7 +10,7 @@
 //! (`try_to_wake_up` → `__schedule`) before it runs; with no CPU idle it
 //! waits in one FIFO run queue for the next CPU released.
 //!
-//! Simplifications (docs/fidelity/host.md): time slicing only between
+//! Simplifications (docs/fidelity/cpus.md): time slicing only between
 //! bursts (a task that has held its CPU for a slice, [`SLICE_NS`], while
 //! others wait gives it up at the end of its current burst, as the
 //! scheduler tick would preempt it; bursts are microseconds); one run queue for the whole host (no per-CPU queues,
@@ -58,7 +58,7 @@ impl HostCpus {
     pub const MAX_NR: u32 = 1024;
 
     /// `nr` CPUs with the costs measured on a real host
-    /// (docs/fidelity/host.md, "Measured costs") and no tails.
+    /// (docs/fidelity/cpus.md, "Measured costs") and no tails.
     pub fn measured(nr: u32) -> HostCpus {
         HostCpus {
             nr,
@@ -80,16 +80,16 @@ pub const SLICE_NS: Ns = 3_000_000;
 /// softirq traced on this project's 2-CPU VM (kernel 6.18, loop device on
 /// tmpfs, fio libaio QD1) lasted 4.9 µs at the median, 1.3 µs at p10, with
 /// the tracing's own cost inside and the submitter's wake-up (charged as
-/// `wake_ns` here) too; 3 µs keeps it modest (docs/fidelity/host.md).
+/// `wake_ns` here) too; 3 µs keeps it modest (docs/fidelity/cpus.md).
 pub const DEFAULT_IRQ_NS: Ns = 3_000;
 /// Default wake-up + context switch of a blocked task, ns: `perf bench sched
 /// pipe` pinned to one CPU takes 7.8 µs per round trip (two wake-ups, two
 /// switches, two pipe calls), and a woken fio task was switched in 2.7 µs
-/// (median) after its `sched_wakeup` (docs/fidelity/host.md).
+/// (median) after its `sched_wakeup` (docs/fidelity/cpus.md).
 pub const DEFAULT_WAKE_NS: Ns = 3_000;
 /// Default kernel timer softirq, ns: the TIMER softirq traced as above took
 /// 4.8 µs at the median and 1.6 µs at p10, for whatever timers expired
-/// together; one timer function is taken as 2 µs (docs/fidelity/host.md).
+/// together; one timer function is taken as 2 µs (docs/fidelity/cpus.md).
 pub const DEFAULT_TIMER_NS: Ns = 2_000;
 
 /// One CPU.

@@ -1,7 +1,7 @@
 //! The `[host]` section of a scenario: the host's CPUs and what the
 //! kernel's work costs on them (`blklab_core::sim::cpus`), and the fio
 //! task's own costs, which may also stay in `[run]` where they began.
-//! See docs/scenario.md and docs/fidelity/host.md.
+//! See docs/scenario.md and docs/fidelity/cpus.md.
 
 use blklab_core::sim::cpus::HostCpus;
 use blklab_core::CpuCosts;
