@@ -9,6 +9,7 @@ mod mq_deadline;
 mod pagecache;
 mod phases;
 mod stacking;
+mod throttle_order;
 
 use blklab_fio::options::{Engine, RwPattern};
 use blklab_fio::JobSpec;
