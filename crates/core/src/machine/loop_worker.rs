@@ -13,15 +13,19 @@
 //!   copy from or to the file's pages done synchronously on the worker's
 //!   CPU (`worker_ns + worker_ns_per_kib` × KiB); the request completes
 //!   when the worker is done with it, in the worker's context
-//!   (`lo_rw_aio_complete` → `blk_mq_complete_request`): no device
+//!   (`loop_handle_cmd` calls `blk_mq_complete_request` itself for a
+//!   command that is not aio — the buffered `lo_read_simple` /
+//!   `lo_write_simple` path — and `lo_rw_aio_complete` does the same when
+//!   the file's `read_iter` finished the kiocb at once): no device
 //!   interrupt.
 //!
 //! On a host with CPUs (`sim::cpus`) each worker is a kernel-thread task,
 //! numbered after the fio jobs: woken onto a CPU when work arrives for it
 //! idle (paying `wake_ns`), it holds the CPU while its queue has commands,
 //! is preempted between commands once past its slice while others wait
-//! (`cond_resched` in `loop_process_work`), and blocks when the queue is
-//! empty. On the free host (`cpus = 0`) each worker is a FIFO server with
+//! (the scheduler tick; v5.12's `loop_process_work` had a `cond_resched`
+//! after each command, later kernels take the list in batches and rely
+//! on the tick), and blocks when the queue is empty. On the free host (`cpus = 0`) each worker is a FIFO server with
 //! the same costs and no contention.
 //!
 //! Simplified (docs/fidelity/devices.md, "The loop worker"): one worker per
@@ -196,7 +200,7 @@ impl Running<'_> {
         let Some(t) = task else {
             return k.loop_worker_runs(w, now + cost);
         };
-        // `cond_resched` between commands: past its slice while others
+        // the tick, taken between commands: past its slice while others
         // wait, it gives up the CPU and goes on when it has one again
         if let Some((nt, end)) = k.cpus.preempt(t, now) {
             k.loop_workers.workers[w as usize].due = NOT_DUE;
