@@ -3,23 +3,12 @@
 //! before the lower bio goes down. On a 1-CPU host the worker and the fio
 //! task take turns, and the pace follows from the costs.
 
+use super::host_cpus::{host, WAKE_NS};
 use super::*;
 use crate::drivers::loop_dev::LoopSpec;
-use crate::sim::cpus::HostCpus;
 
-const WAKE_NS: u64 = 2_500;
 const WORKER_NS: u64 = 4_000;
 const WORKER_NS_PER_KIB: u64 = 250;
-
-fn host(nr: u32) -> HostCpus {
-    HostCpus {
-        nr,
-        irq_ns: 1_500,
-        wake_ns: WAKE_NS,
-        timer_ns: 1_000,
-        ..HostCpus::default()
-    }
-}
 
 /// A loop device over a tmpfs file with the test's worker costs.
 fn tmpfs_loop() -> DeviceConfig {
@@ -68,15 +57,18 @@ fn two_blkcg_workers_share_one_cpu() {
     // two QD8 readers in two cgroups: a worker each, both always with
     // work; the one CPU is shared between them (and the jobs), so the
     // two get the same I/Os and together no more than the CPU allows
-    let mut cfg = config(
-        vec![tmpfs_loop()],
-        vec![
-            (job("a", RwPattern::RandRead, 4096, 8, 1), "/a"),
-            (job("b", RwPattern::RandRead, 4096, 8, 1), "/b"),
-        ],
-    );
-    cfg.cpu.cpus = host(1);
-    let r = run(cfg);
+    let two_groups = |nr_cpus: u32| {
+        let mut cfg = config(
+            vec![tmpfs_loop()],
+            vec![
+                (job("a", RwPattern::RandRead, 4096, 8, 1), "/a"),
+                (job("b", RwPattern::RandRead, 4096, 8, 1), "/b"),
+            ],
+        );
+        cfg.cpu.cpus = host(nr_cpus);
+        run(cfg)
+    };
+    let r = two_groups(1);
     let (a, b) = (
         r.jobs[0].stats.dirs[0].total_ios,
         r.jobs[1].stats.dirs[0].total_ios,
@@ -88,15 +80,7 @@ fn two_blkcg_workers_share_one_cpu() {
     // and well above a single QD1 stream: the workers batch their queues
     assert!(total > 0.5 * cpu_bound, "{total}");
     // the same on two CPUs: each worker can have one, about twice as much
-    let mut cfg = config(
-        vec![tmpfs_loop()],
-        vec![
-            (job("a", RwPattern::RandRead, 4096, 8, 1), "/a"),
-            (job("b", RwPattern::RandRead, 4096, 8, 1), "/b"),
-        ],
-    );
-    cfg.cpu.cpus = host(2);
-    let r2 = run(cfg);
+    let r2 = two_groups(2);
     let total2: u64 = r2.jobs.iter().map(|j| j.stats.dirs[0].total_ios).sum();
     assert!(total2 as f64 > 1.5 * total, "{total2} vs {total}");
 }
