@@ -53,7 +53,7 @@ pub(crate) struct DevState {
     pub lower: Option<crate::block::disk::Lower>,
     /// A loop device's worker costs, when its requests go to a worker
     /// (`machine::loop_worker`) rather than straight below or to the model.
-    pub loop_worker: Option<crate::drivers::loop_dev::LoopWorkerCost>,
+    pub loop_worker: Option<crate::block::disk::LoopWorkerCost>,
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,

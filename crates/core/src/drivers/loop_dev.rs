@@ -61,23 +61,7 @@ pub struct LoopSpec {
 /// (1 s): beyond that a scenario is surely mistaken.
 pub const MAX_WORKER_NS: i64 = 1_000_000_000;
 
-/// What the loop worker costs and what it does with a request.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoopWorkerCost {
-    pub worker_ns: Ns,
-    pub worker_ns_per_kib: Ns,
-    /// The backing is a file in memory: the worker's copy completes the
-    /// request (else it submits the lower bio).
-    pub file_in_memory: bool,
-}
-
-impl LoopWorkerCost {
-    /// The worker's CPU time for a request of `bytes` (the per-KiB part
-    /// pro rata, rounded down).
-    pub fn cost_ns(&self, bytes: u32) -> Ns {
-        self.worker_ns + self.worker_ns_per_kib * bytes as Ns / 1024
-    }
-}
+pub use crate::block::disk::LoopWorkerCost;
 
 impl LoopSpec {
     /// The loop over device `name` with no worker cost (as before workers).

@@ -10,6 +10,7 @@ pub mod cloud;
 pub mod dm_linear;
 pub mod linear;
 pub mod loop_dev;
+pub mod loop_worker;
 pub mod nullb;
 pub mod ssd;
 

@@ -23,7 +23,7 @@ pub(crate) struct Kernel {
     /// The host's CPUs and run queue (none: the free host).
     pub cpus: crate::sim::cpus::Cpus,
     /// The loop devices' workers (`machine::loop_worker`).
-    pub loop_workers: super::loop_worker::LoopWorkers,
+    pub loop_workers: crate::drivers::loop_worker::LoopWorkers,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,

@@ -37,50 +37,17 @@
 //! worker over a device does not block in `submit_bio` (a lower bio that
 //! waits for a tag or an rq_qos budget does not hold up its next command).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use super::kernel::{Kernel, Running};
-use crate::block::blk_cgroup::CgId;
 use crate::block::blk_mq::{stack, BlkMq};
 use crate::block::disk::Lower;
 use crate::block::request::ReqId;
+use crate::drivers::loop_worker::{LoopWorker, NOT_DUE};
 use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
 use crate::syscall::Tasks;
-
-/// A worker's event is not due (idle, or waiting in the run queue).
-const NOT_DUE: Ns = Ns::MAX;
-
-/// One worker (`struct loop_worker`): a device's commands of one blkcg.
-#[derive(Clone, Debug)]
-struct LoopWorker {
-    dev: DevId,
-    /// Its requests, the head being worked on while `active`.
-    queue: VecDeque<ReqId>,
-    active: bool,
-    /// Its task on a host with CPUs.
-    task: Option<TaskId>,
-    /// When its `Ev::LoopWork` is due (stale events are ignored).
-    due: Ns,
-}
-
-/// Every loop device's workers.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct LoopWorkers {
-    workers: Vec<LoopWorker>,
-    /// (device, blkcg) → worker (`lo->worker_tree`).
-    by_key: BTreeMap<(DevId, CgId), u32>,
-    /// task → worker, for the kernel threads.
-    by_task: BTreeMap<TaskId, u32>,
-}
-
-impl LoopWorkers {
-    /// The worker of task `t`, when `t` is one.
-    pub(crate) fn of_task(&self, t: TaskId) -> Option<u32> {
-        self.by_task.get(&t).copied()
-    }
-}
 
 impl Kernel {
     /// The worker's CPU time for request `rid` of device `dev`.
