@@ -41,6 +41,38 @@ impl CappedAs {
     }
 }
 
+/// How the simulator expresses the host's loop device (a loop device over
+/// a tmpfs file): `nullb` (the default: null_blk in timer mode completing
+/// in the measured QD1 clat less the reap) or `worker` (a `kind = "loop"`,
+/// `backing = "tmpfs"` device whose per-blkcg worker does the copy on a
+/// CPU: `worker_ns` = the measured QD1 clat less the reap, and less the
+/// two wake-ups (`DEFAULT_WAKE_NS`) on a host with CPUs, where the worker
+/// and the task are woken once each per QD1 request; or `worker:NS` for a
+/// given `worker_ns`). Chosen with `BLKLAB_SIM_LOOP`, an experiment
+/// (docs/fidelity/conformance.md): the judged runs use the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoopAs {
+    Nullb,
+    Worker(Option<u64>),
+}
+
+impl LoopAs {
+    /// `BLKLAB_SIM_LOOP` (nullb when unset); an unknown value is an error.
+    pub fn from_env() -> Result<LoopAs, String> {
+        let bad = |v: &str| {
+            format!("BLKLAB_SIM_LOOP={v}: expected \"nullb\", \"worker\" or \"worker:NS\" (NS: the worker's ns per request, 1 to 1000000000)")
+        };
+        match std::env::var("BLKLAB_SIM_LOOP").as_deref() {
+            Err(_) | Ok("nullb") => Ok(LoopAs::Nullb),
+            Ok("worker") => Ok(LoopAs::Worker(None)),
+            Ok(v) => match v.strip_prefix("worker:").map(str::parse::<u64>) {
+                Some(Ok(ns)) if (1..=1_000_000_000).contains(&ns) => Ok(LoopAs::Worker(Some(ns))),
+                _ => Err(bad(v)),
+            },
+        }
+    }
+}
+
 /// The parent group of the case's groups in the stacked expression: io.max
 /// has no root-cgroup file, so the case's own parent group (the scenario's
 /// "/" otherwise) becomes this group.
@@ -120,7 +152,7 @@ fn esc(s: &str) -> String {
 /// (blk-throttle's slice, whose budget comes at once: completions in 100 ms
 /// waves).
 pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> String {
-    scenario_text_as(case, dev, raw, runtime_s, CappedAs::Stacked)
+    scenario_text_as(case, dev, raw, runtime_s, CappedAs::Stacked, LoopAs::Nullb)
 }
 
 /// The lower loop device of the stacked capped disk: its name and MAJ:MIN
@@ -141,6 +173,7 @@ pub fn scenario_text_as(
     raw: &RawSpeed,
     runtime_s: u32,
     capped: CappedAs,
+    loop_as: LoopAs,
 ) -> String {
     let (dev_name, devno) = (dev.name.as_str(), dev.devno.as_str());
     let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
@@ -184,6 +217,21 @@ pub fn scenario_text_as(
         }
     }
     match &case.device {
+        HostDevice::Loop if loop_as != LoopAs::Nullb => {
+            let wakes_ns = if dev.host_cpus > 0 {
+                2 * blklab_core::sim::cpus::DEFAULT_WAKE_NS
+            } else {
+                0
+            };
+            let worker_ns = match loop_as {
+                LoopAs::Worker(Some(ns)) => ns,
+                _ => raw.clat_ns.saturating_sub(REAP_NS + wakes_ns).max(1_000),
+            };
+            let _ = writeln!(
+                s,
+                "[device.model]\nkind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {worker_ns}"
+            );
+        }
         HostDevice::Loop => {
             let _ = writeln!(
                 s,
@@ -283,8 +331,9 @@ pub struct SimOut {
 /// Run the simulator on the case.
 pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Result<SimOut, String> {
     let capped = CappedAs::from_env()?;
+    let loop_as = LoopAs::from_env()?;
     let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
-    let text = scenario_text_as(case, dev, raw, runtime_s, capped);
+    let text = scenario_text_as(case, dev, raw, runtime_s, capped, loop_as);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
     let collect = Collect::default();
@@ -349,8 +398,16 @@ mod tests {
                 *v = "20ms-nonrot".into();
             }
         }
-        let cloud =
-            |d: &SimDevice| scenario_text_as(&c, d, &RawSpeed::default(), 1, CappedAs::Cloud);
+        let cloud = |d: &SimDevice| {
+            scenario_text_as(
+                &c,
+                d,
+                &RawSpeed::default(),
+                1,
+                CappedAs::Cloud,
+                LoopAs::Nullb,
+            )
+        };
         let t = cloud(&d);
         assert!(
             t.contains("[run.switches]") && t.contains("\"throttle.slice\" = \"20ms-nonrot\""),
@@ -372,7 +429,7 @@ mod tests {
             .unwrap()
             .remove(0);
         let raw = RawSpeed::default();
-        let t = scenario_text_as(&c, &dev7(), &raw, 1, CappedAs::Stacked);
+        let t = scenario_text_as(&c, &dev7(), &raw, 1, CappedAs::Stacked, LoopAs::Nullb);
         let sc = Scenario::parse(&t, Path::new("x.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
         let d = &sc.config.devices;
         assert_eq!(d.len(), 2, "{t}");

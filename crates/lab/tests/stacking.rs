@@ -165,3 +165,47 @@ fn rq_qos_on_dm_linear_is_located() {
     );
     assert!(e.contains("EOPNOTSUPP"), "{e}");
 }
+
+/// A loop device `loop0` with `model` lines after `kind = "loop"`.
+fn loop_with(model: &str) -> String {
+    format!("[[device]]\nname = \"loop0\"\ndevno = \"7:0\"\ncapacity = \"64M\"\n[device.model]\nkind = \"loop\"\n{model}")
+}
+
+#[test]
+fn a_loop_worker_is_checked_and_located() {
+    // the model table of loop0 is at line 13 (after nullb0's 7 lines + blank)
+    for (model, want) in [
+        (
+            "backend = \"nullb0\"\nbacking = \"tmpfs\"\n",
+            "backend and backing: give one of them, not both",
+        ),
+        ("worker_ns = 5\n", "backend or backing: expected"),
+        (
+            "backing = \"ext4\"\n",
+            "backing \"ext4\": unknown; expected \"tmpfs\"",
+        ),
+        (
+            "backing = \"tmpfs\"\nworker_ns = -1\n",
+            "worker_ns = -1: expected 0 to 1000000000",
+        ),
+        (
+            "backing = \"tmpfs\"\nworker_ns_per_kib = 1000000001\n",
+            "worker_ns_per_kib = 1000000001: expected 0 to 1000000000",
+        ),
+        (
+            "backend = \"nullb0\"\nworker_ns_per_kib = 100\n",
+            "worker_ns_per_kib: only for backing = \"tmpfs\"",
+        ),
+    ] {
+        let e = refused(&loop_with(model), "loop0");
+        assert!(e.starts_with("t.toml:13:1: device loop0 model: "), "{e}");
+        assert!(e.contains(want), "{model}: {e}");
+    }
+    // and a good one parses, with no backend to take its capacity from
+    let s = parse(&scenario(
+        &loop_with("backing = \"tmpfs\"\nworker_ns = 20000\nworker_ns_per_kib = 100\n"),
+        "loop0",
+    ))
+    .unwrap();
+    assert!(format!("{s:?}").contains("tmpfs"));
+}

@@ -22,7 +22,7 @@ use crate::sim::probe::Probe;
 use crate::sim::time::Ns;
 use crate::sim::trace::Tracer;
 
-mod stack;
+pub(crate) mod stack;
 
 pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
@@ -363,6 +363,7 @@ pub(crate) trait BlkMq: BlkHost {
     fn run_queue(&mut self, dev: DevId) {
         let (b, clk) = self.parts();
         let now = clk.now;
+        let worker = b.devs[dev as usize].st.loop_worker.is_some();
         let lower = match b.devs[dev as usize].st.lower {
             Some(Lower::Loop { dev }) => Some(dev),
             _ => None,
@@ -391,7 +392,7 @@ pub(crate) trait BlkMq: BlkHost {
             }
             d.st.in_device += 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
-            if lower.is_some() {
+            if worker || lower.is_some() {
                 // the driver passes it on below, once this queue is run
                 to_lower.push(rid);
                 continue;
@@ -405,7 +406,11 @@ pub(crate) trait BlkMq: BlkHost {
         if let Some(t) = st.elv.next_run() {
             st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
         }
-        if let Some(lower) = lower {
+        if worker {
+            for rid in to_lower {
+                self.loop_queue_work(dev, rid);
+            }
+        } else if let Some(lower) = lower {
             for rid in to_lower {
                 stack::loop_queue_rq(self, dev, rid, lower);
             }

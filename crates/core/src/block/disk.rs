@@ -44,6 +44,25 @@ pub trait DeviceModel {
     fn describe(&self) -> String;
 }
 
+/// What a loop device's worker costs and what it does with a request
+/// (`drivers::loop_dev` reads it from the scenario).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopWorkerCost {
+    pub worker_ns: Ns,
+    pub worker_ns_per_kib: Ns,
+    /// The backing is a file in memory: the worker's copy completes the
+    /// request (else it submits the lower bio).
+    pub file_in_memory: bool,
+}
+
+impl LoopWorkerCost {
+    /// The worker's CPU time for a request of `bytes` (the per-KiB part
+    /// pro rata, rounded down).
+    pub fn cost_ns(&self, bytes: u32) -> Ns {
+        self.worker_ns + self.worker_ns_per_kib * bytes as Ns / 1024
+    }
+}
+
 /// What a stacked device sends its I/O to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lower {

@@ -51,6 +51,9 @@ pub(crate) struct DevState {
     /// backing device, a dm-linear target's), None for a device whose
     /// model completes the requests itself.
     pub lower: Option<crate::block::disk::Lower>,
+    /// A loop device's worker costs, when its requests go to a worker
+    /// (`machine::loop_worker`) rather than straight below or to the model.
+    pub loop_worker: Option<crate::block::disk::LoopWorkerCost>,
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,
@@ -148,4 +151,7 @@ pub(crate) trait BlkHost {
     fn bio_submitted(&mut self, origin: Origin, dev: DevId, cg: CgId);
     /// `bio_endio` reached the bio's owner (`bi_end_io`).
     fn bio_end_io(&mut self, origin: Origin);
+    /// `loop_queue_rq` → `loop_queue_work`: request `rid` of loop device
+    /// `dev`, which has a worker, was dispatched; the worker takes it.
+    fn loop_queue_work(&mut self, dev: DevId, rid: crate::block::request::ReqId);
 }

@@ -6,7 +6,19 @@
 //!
 //! Parameters (the TOML keys of `[device.model]` with `kind = "loop"`):
 //! * `backend`: the name of the scenario device the loop device is bound to
-//!   (`losetup /dev/loopN /dev/BACKEND`).
+//!   (`losetup /dev/loopN /dev/BACKEND`); or
+//! * `backing = "tmpfs"`: the loop device is bound to a file in memory (a
+//!   tmpfs file, `losetup /dev/loopN /dev/shm/FILE`); exactly one of the two.
+//! * `worker_ns`: CPU time of the loop worker per request (the work item's
+//!   `loop_handle_cmd`: building the iov_iter and the kiocb, calling the
+//!   file's read_iter/write_iter); 0 by default.
+//! * `worker_ns_per_kib`: the worker's copy cost per KiB, for a file in
+//!   memory only (the read or write is a synchronous copy to or from the
+//!   page cache pages of the tmpfs file); 0 by default.
+//!
+//! The worker (`drivers::loop_worker`) runs only for a loop over a file,
+//! or over a device when `worker_ns` > 0; a loop over a device with no
+//! worker cost passes its requests below at dispatch, as before.
 //!
 //! The queue: `loop_add` makes a tag set of `hw_queue_depth` (module
 //! parameter, default 128) requests on one hardware queue, with
@@ -15,8 +27,9 @@
 //! The capacity is the backing device's (`get_size` with no offset or
 //! sizelimit), unless the scenario says otherwise.
 //!
-//! Not modelled: a loop device over a file (the page cache and file system
-//! of the backing file), buffered (non-direct) loop I/O, `lo_offset`.
+//! Not modelled: a loop device over a file on a disk file system (the page
+//! cache and file system of the backing file), buffered (non-direct) loop
+//! I/O over a device, `lo_offset`.
 
 use serde::Deserialize;
 
@@ -27,28 +40,98 @@ use crate::sim::time::Ns;
 /// loop.c's `hw_queue_depth` module parameter default.
 pub const LOOP_HW_QUEUE_DEPTH: u32 = 128;
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopSpec {
     /// The scenario device the loop device's I/O goes to.
-    pub backend: String,
+    #[serde(default)]
+    pub backend: Option<String>,
+    /// A backing file that is not a scenario device: "tmpfs" (a file in memory).
+    #[serde(default)]
+    pub backing: Option<String>,
+    /// The worker's CPU time per request, ns.
+    #[serde(default)]
+    pub worker_ns: i64,
+    /// The worker's copy cost per KiB (backing = "tmpfs" only), ns.
+    #[serde(default)]
+    pub worker_ns_per_kib: i64,
+}
+
+/// The most a loop worker may be told to spend on one request or one KiB
+/// (1 s): beyond that a scenario is surely mistaken.
+pub const MAX_WORKER_NS: i64 = 1_000_000_000;
+
+pub use crate::block::disk::LoopWorkerCost;
+
+impl LoopSpec {
+    /// The loop over device `name` with no worker cost (as before workers).
+    pub fn over(name: &str) -> LoopSpec {
+        LoopSpec {
+            backend: Some(name.into()),
+            ..LoopSpec::default()
+        }
+    }
+
+    /// Checked: exactly one of `backend`/`backing`, a known backing, the
+    /// costs within 0..=MAX_WORKER_NS, no per-KiB cost over a device.
+    pub fn check(&self) -> Result<(), String> {
+        match (&self.backend, &self.backing) {
+            (Some(_), Some(_)) => {
+                return Err("backend and backing: give one of them, not both (a loop device is bound to one file)".into())
+            }
+            (None, None) => {
+                return Err("backend or backing: expected the name of another device (backend = \"NAME\") or a file in memory (backing = \"tmpfs\")".into())
+            }
+            (Some(b), None) if b.is_empty() => {
+                return Err("backend: expected the name of another device".into())
+            }
+            (None, Some(f)) if f != "tmpfs" => {
+                return Err(format!("backing \"{f}\": unknown; expected \"tmpfs\" (a file in memory)"))
+            }
+            _ => {}
+        }
+        for (key, v) in [
+            ("worker_ns", self.worker_ns),
+            ("worker_ns_per_kib", self.worker_ns_per_kib),
+        ] {
+            if !(0..=MAX_WORKER_NS).contains(&v) {
+                return Err(format!(
+                    "{key} = {v}: expected 0 to {MAX_WORKER_NS} (ns of CPU time)"
+                ));
+            }
+        }
+        if self.backend.is_some() && self.worker_ns_per_kib != 0 {
+            return Err("worker_ns_per_kib: only for backing = \"tmpfs\"; direct I/O to a device copies nothing".into());
+        }
+        Ok(())
+    }
+
+    /// The worker's costs, when the loop device has a worker: always over
+    /// a file in memory, over a device only with a CPU cost.
+    pub fn worker(&self) -> Option<LoopWorkerCost> {
+        let file_in_memory = self.backing.is_some();
+        if !file_in_memory && self.worker_ns == 0 {
+            return None;
+        }
+        Some(LoopWorkerCost {
+            worker_ns: self.worker_ns.max(0) as Ns,
+            worker_ns_per_kib: self.worker_ns_per_kib.max(0) as Ns,
+            file_in_memory,
+        })
+    }
 }
 
 /// The loop device as a model: it never decides a completion itself (the
 /// block layer sends its requests on to the backing device); it only gives
 /// the driver's queue depth and its description.
 pub struct Loop {
-    backend: String,
+    spec: LoopSpec,
 }
 
 impl Loop {
     pub fn new(s: &LoopSpec) -> Result<Loop, String> {
-        if s.backend.is_empty() {
-            return Err("backend: expected the name of another device".into());
-        }
-        Ok(Loop {
-            backend: s.backend.clone(),
-        })
+        s.check()?;
+        Ok(Loop { spec: s.clone() })
     }
 }
 
@@ -59,13 +142,25 @@ impl DeviceModel for Loop {
     fn default_queue_depth(&self) -> u32 {
         LOOP_HW_QUEUE_DEPTH
     }
-    /// Not reached: a stacked device's requests go to its backing device
-    /// (`block::blk_mq::run_queue`); completing at once keeps the contract.
+    /// Not reached: a loop device's requests go to its worker or its
+    /// backing device (`block::blk_mq::run_queue`); completing at once
+    /// keeps the contract.
     fn issue(&mut self, now: Ns, _op: Op, _sector: u64, _bytes: u32) -> Ns {
         debug_assert!(false, "a loop device's request reached its model");
         now
     }
     fn describe(&self) -> String {
-        format!("loop backend={} (direct I/O)", self.backend)
+        let s = &self.spec;
+        let mut d = match (&s.backend, &s.backing) {
+            (Some(b), _) => format!("loop backend={b} (direct I/O)"),
+            (None, f) => format!("loop backing={} (direct I/O)", f.as_deref().unwrap_or("")),
+        };
+        if s.worker_ns != 0 || s.worker_ns_per_kib != 0 {
+            d += &format!(
+                " worker_ns={} worker_ns_per_kib={}",
+                s.worker_ns, s.worker_ns_per_kib
+            );
+        }
+        d
     }
 }

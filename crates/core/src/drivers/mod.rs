@@ -10,6 +10,7 @@ pub mod cloud;
 pub mod dm_linear;
 pub mod linear;
 pub mod loop_dev;
+pub mod loop_worker;
 pub mod nullb;
 pub mod ssd;
 
@@ -68,11 +69,19 @@ impl ModelSpec {
         }
     }
 
+    /// The loop worker's costs, for a loop device that has a worker.
+    pub fn loop_worker(&self) -> Option<loop_dev::LoopWorkerCost> {
+        match self {
+            ModelSpec::Loop(s) => s.worker(),
+            _ => None,
+        }
+    }
+
     /// The scenario device this one is stacked on, and what it sends there:
     /// None for a device whose model completes its own requests.
     pub fn backend(&self) -> Option<(&str, StackKind)> {
         match self {
-            ModelSpec::Loop(s) => Some((&s.backend, StackKind::Loop)),
+            ModelSpec::Loop(s) => s.backend.as_deref().map(|b| (b, StackKind::Loop)),
             ModelSpec::DmLinear(s) => Some((&s.backend, StackKind::Linear { start: s.offset })),
             _ => None,
         }

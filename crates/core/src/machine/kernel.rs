@@ -22,6 +22,8 @@ pub(crate) struct Kernel {
     pub cpu: CpuCosts,
     /// The host's CPUs and run queue (none: the free host).
     pub cpus: crate::sim::cpus::Cpus,
+    /// The loop devices' workers (`machine::loop_worker`).
+    pub loop_workers: crate::drivers::loop_worker::LoopWorkers,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
@@ -96,6 +98,10 @@ impl BlkHost for Running<'_> {
             // by the block layer itself (a clone is told as its parent)
             Origin::Split { .. } | Origin::Stacked { .. } | Origin::Clone { .. } => {}
         }
+    }
+
+    fn loop_queue_work(&mut self, dev: DevId, rid: crate::block::request::ReqId) {
+        self.loop_worker_queue(dev, rid);
     }
 
     fn bio_end_io(&mut self, origin: Origin) {

@@ -5,6 +5,7 @@
 
 mod config;
 pub(crate) mod kernel;
+mod loop_worker;
 mod phases;
 mod sched;
 mod stacking;
@@ -154,6 +155,7 @@ impl Sim {
                     throttle_armed: Armed::default(),
                     model,
                     lower,
+                    loop_worker: d.model.loop_worker(),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
                     qos,
@@ -215,6 +217,7 @@ impl Sim {
                 },
                 cpu: cfg.cpu,
                 cpus: crate::sim::cpus::Cpus::new(cfg.cpu.cpus, cfg.jobs.len(), cfg.seed),
+                loop_workers: Default::default(),
                 blk: BlockLayer {
                     hz: cfg.hz,
                     switches: cfg.switches,
@@ -451,6 +454,7 @@ impl Sim {
             // a host with CPUs took these in `sched::dispatch`
             Ev::Wake(j) => wl.job_wake(k, j),
             Ev::IrqDone(d, r) => k.with(wl).complete_request(d, r),
+            Ev::LoopWork(w) => k.with(wl).loop_work(w),
             Ev::PhaseEnd => self.phase_end(),
             Ev::PhaseStart => self.phase_start(),
         }

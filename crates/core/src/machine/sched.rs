@@ -34,8 +34,7 @@ impl Kernel {
     fn release_task(&mut self, tasks: &mut dyn Tasks, j: JobId) {
         let now = self.clk.now;
         if let Some((next, t)) = self.cpus.block(j, now) {
-            tasks.set_wake(next, t);
-            self.clk.q.push(t, Ev::Job(next));
+            self.task_runs(tasks, next, t);
         }
     }
 
@@ -73,8 +72,7 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
             // it used its slice while others wait: it goes on later
             if let Some((next, t)) = k.cpus.preempt(j, now) {
                 wl.set_wake(j, IN_RUN_QUEUE);
-                wl.set_wake(next, t);
-                k.clk.q.push(t, Ev::Job(next));
+                k.task_runs(wl, next, t);
                 return true;
             }
             wl.job_wake(k, j);

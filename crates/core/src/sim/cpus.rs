@@ -265,6 +265,23 @@ impl Cpus {
         Some((next, end))
     }
 
+    /// A kernel thread (a loop worker) gets the next task number, after
+    /// the fio jobs and earlier kernel threads; it starts blocked.
+    pub fn add_task(&mut self) -> TaskId {
+        self.tasks.push(TaskCpu::default());
+        (self.tasks.len() - 1) as TaskId
+    }
+
+    /// Task `t`, holding its CPU, goes on with `ns` more of work at `now`
+    /// (a kernel thread taking the next item of its queue without
+    /// blocking); returns when that burst ends.
+    pub fn continue_burst(&mut self, t: TaskId, now: Ns, ns: Ns) -> Ns {
+        let tk = &mut self.tasks[t as usize];
+        debug_assert!(tk.on.is_some(), "only a task holding a CPU goes on");
+        tk.until = now + ns;
+        tk.until
+    }
+
     /// Whether tasks wait for a CPU.
     pub fn waiting(&self) -> bool {
         !self.runq.is_empty()
@@ -404,6 +421,21 @@ mod tests {
         assert!(h.waiting(), "task 0 waits now");
         assert_eq!(h.block(1, SLICE_NS + 700), Some((0, SLICE_NS + 1_200)));
         assert_eq!(h.usage(0, SLICE_NS).1, 1, "an involuntary switch counts");
+    }
+
+    #[test]
+    fn a_kernel_thread_is_numbered_after_the_jobs_and_queues_like_them() {
+        let mut h = host(1);
+        let kt = h.add_task();
+        assert_eq!(kt, 3, "after the 3 tasks the host was made with");
+        assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
+        assert_eq!(h.wake(kt, 100, 4_000), Woken::Queued);
+        // it gets the CPU the job releases, pays its wake-up, does its work
+        assert_eq!(h.block(0, 1_500), Some((kt, 1_500 + 500 + 4_000)));
+        // and goes on with a second item without blocking
+        assert_eq!(h.continue_burst(kt, 6_000, 2_000), 8_000);
+        assert_eq!(h.block(kt, 8_000), None);
+        assert_eq!(h.usage(kt, 8_000), (6_000, 1));
     }
 
     #[test]

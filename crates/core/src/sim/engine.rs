@@ -52,6 +52,9 @@ pub enum Ev {
     /// A request's completion interrupt is over on its CPU: the
     /// completion path runs (only on a host with CPUs).
     IrqDone(DevId, ReqId),
+    /// A loop worker (index in `machine::loop_worker::LoopWorkers`) is
+    /// done with the request at the head of its queue.
+    LoopWork(u32),
     /// The jobs of the current run phase have all ended (machine/phases.rs).
     PhaseEnd,
     /// The next run phase's jobs start (machine/phases.rs).

@@ -9,9 +9,9 @@ use crate::sim::cpus::HostCpus;
 const SUBMIT_NS: u64 = 2_000;
 const REAP_NS: u64 = 1_000;
 const IRQ_NS: u64 = 1_500;
-const WAKE_NS: u64 = 2_500;
+pub(super) const WAKE_NS: u64 = 2_500;
 
-fn host(nr: u32) -> HostCpus {
+pub(super) fn host(nr: u32) -> HostCpus {
     HostCpus {
         nr,
         irq_ns: IRQ_NS,

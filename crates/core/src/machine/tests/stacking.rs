@@ -21,12 +21,7 @@ fn stack(upper: ModelSpec, upper_cap: u64) -> Vec<DeviceConfig> {
 }
 
 fn loop_over_nullb() -> Vec<DeviceConfig> {
-    stack(
-        ModelSpec::Loop(LoopSpec {
-            backend: "nullb0".into(),
-        }),
-        1 << 34,
-    )
+    stack(ModelSpec::Loop(LoopSpec::over("nullb0")), 1 << 34)
 }
 
 /// Jobs `(spec, cgroup)` on the upper device (index 1), with `io_max`
@@ -214,16 +209,12 @@ fn bad_stacks_are_refused() {
     use crate::machine::resolve_stacking;
     // a missing backend
     let mut d = loop_over_nullb();
-    d[1].model = ModelSpec::Loop(LoopSpec {
-        backend: "sdz".into(),
-    });
+    d[1].model = ModelSpec::Loop(LoopSpec::over("sdz"));
     let (dev, msg) = setup_err(d.clone());
     assert_eq!(dev, "up0");
     assert!(msg.contains("backend 'sdz': no such device"), "{msg}");
     // a device on itself, and two devices on each other
-    d[1].model = ModelSpec::Loop(LoopSpec {
-        backend: "up0".into(),
-    });
+    d[1].model = ModelSpec::Loop(LoopSpec::over("up0"));
     let e = resolve_stacking(&d).unwrap_err();
     assert_eq!(e.dev, 1);
     assert_eq!(
@@ -234,9 +225,7 @@ fn bad_stacks_are_refused() {
         backend: "up0".into(),
         offset: 0,
     });
-    d[1].model = ModelSpec::Loop(LoopSpec {
-        backend: "nullb0".into(),
-    });
+    d[1].model = ModelSpec::Loop(LoopSpec::over("nullb0"));
     let e = resolve_stacking(&d).unwrap_err();
     assert_eq!(e.dev, 0);
     assert_eq!(
