@@ -18,8 +18,9 @@ pub struct Args {
     pub quick: bool,
     pub markdown: bool,
     pub sim_only: bool,
-    /// The simulated host's CPUs (`[host] cpus` of every case's scenario).
-    pub sim_cpus: u32,
+    /// How the simulator expresses the host (`--sim-cpus`,
+    /// `--sim-capped-disk`, `--sim-loop`).
+    pub sim: sim::SimChoices,
     pub show: bool,
     /// `host`, a kernel of `--list-kernels`, or `all`.
     pub kernel: String,
@@ -142,7 +143,7 @@ pub fn main(a: &Args) -> u8 {
                         c,
                         &sim::SimDevice {
                             hz: vm::sim_hz(k),
-                            host_cpus: a.sim_cpus,
+                            sim: a.sim,
                             ..sim::SimDevice::placeholder(&switches)
                         },
                         &loop_device::RawSpeed::default(),
@@ -173,7 +174,7 @@ pub fn main(a: &Args) -> u8 {
         quick: a.quick,
         sim_only: a.sim_only,
         real_side: RealSide::Host,
-        sim_cpus: a.sim_cpus,
+        sim: a.sim,
     };
     let mut status = exit::OK;
     for k in &kernels {

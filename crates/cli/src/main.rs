@@ -223,6 +223,19 @@ struct ConformanceArgs {
     /// 0 = the free host, the default). A QEMU guest has 1 vCPU.
     #[arg(long, default_value_t = 0)]
     sim_cpus: u32,
+    /// How the simulator builds the capped disk: `stacked` (an upper loop
+    /// over a lower device with the cap as io.max on the lower device, as
+    /// the host builds it; the default) or `cloud` (the earlier stand-in, a
+    /// provisioned volume at the cap), to compare the two.
+    #[arg(long, default_value = "stacked")]
+    sim_capped_disk: blklab_conformance::sim::CappedAs,
+    /// How the simulator builds the host's loop device: `nullb` (null_blk
+    /// completing in the measured QD1 latency; the default), `worker` (a
+    /// tmpfs-backed loop whose per-cgroup worker does the copy on a CPU,
+    /// costed from the measured latency) or `worker:NS` (worker_ns = NS). An
+    /// experiment: the judged figures use the default.
+    #[arg(long, default_value = "nullb")]
+    sim_loop: blklab_conformance::sim::LoopAs,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -656,7 +669,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 quick: a.quick,
                 markdown: a.markdown,
                 sim_only: a.sim_only,
-                sim_cpus: a.sim_cpus,
+                sim: blklab_conformance::sim::SimChoices {
+                    cpus: a.sim_cpus,
+                    capped: a.sim_capped_disk,
+                    loop_as: a.sim_loop,
+                },
                 show: a.show,
                 kernel: a.kernel,
                 list_kernels: a.list_kernels,

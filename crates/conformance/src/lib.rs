@@ -105,10 +105,10 @@ pub fn run_case(
             rotational: false,
             switches: switches.to_vec(),
             hz: sim::DEFAULT_HZ,
-            host_cpus: opts.sim_cpus,
+            sim: opts.sim,
         },
         Err(_) => SimDevice {
-            host_cpus: opts.sim_cpus,
+            sim: opts.sim,
             ..SimDevice::placeholder(switches)
         },
     };

@@ -16,8 +16,9 @@ pub struct Options {
     pub sim_only: bool,
     /// The machine the real side runs on (what some tolerances depend on).
     pub real_side: RealSide,
-    /// The simulated host's CPUs (`[host] cpus`, `--sim-cpus`); 0 = the free host.
-    pub sim_cpus: u32,
+    /// How the simulator expresses the host: `[host] cpus` (`--sim-cpus`;
+    /// 0 = the free host), the capped disk and the loop device.
+    pub sim: crate::sim::SimChoices,
 }
 
 /// A case's outcome.

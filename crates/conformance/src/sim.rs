@@ -20,23 +20,22 @@ const REAP_NS: u64 = 1_000;
 /// the host builds it, the jobs' loop device over a lower loop device with
 /// the case's io.max on the lower device in the groups' common parent) or
 /// `cloud` (the earlier stand-in: a provisioned volume at the cap). Chosen
-/// with the environment variable `BLKLAB_CAPPED_DISK`, to compare the two
+/// with `blklab conformance --sim-capped-disk`, to compare the two
 /// (docs/fidelity/conformance.md).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum CappedAs {
     Cloud,
+    #[default]
     Stacked,
 }
 
-impl CappedAs {
-    /// `BLKLAB_CAPPED_DISK` (stacked when unset); an unknown value is an error.
-    pub fn from_env() -> Result<CappedAs, String> {
-        match std::env::var("BLKLAB_CAPPED_DISK").as_deref() {
-            Err(_) | Ok("stacked") => Ok(CappedAs::Stacked),
-            Ok("cloud") => Ok(CappedAs::Cloud),
-            Ok(v) => Err(format!(
-                "BLKLAB_CAPPED_DISK={v}: expected \"cloud\" or \"stacked\""
-            )),
+impl std::str::FromStr for CappedAs {
+    type Err = String;
+    fn from_str(v: &str) -> Result<CappedAs, String> {
+        match v {
+            "stacked" => Ok(CappedAs::Stacked),
+            "cloud" => Ok(CappedAs::Cloud),
+            _ => Err(format!("{v}: expected \"cloud\" or \"stacked\"")),
         }
     }
 }
@@ -48,29 +47,38 @@ impl CappedAs {
 /// CPU: `worker_ns` = the measured QD1 clat less the reap, and less the
 /// two wake-ups (`DEFAULT_WAKE_NS`) on a host with CPUs, where the worker
 /// and the task are woken once each per QD1 request; or `worker:NS` for a
-/// given `worker_ns`). Chosen with `BLKLAB_SIM_LOOP`, an experiment
-/// (docs/fidelity/conformance.md): the judged runs use the default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// given `worker_ns`). Chosen with `blklab conformance --sim-loop`, an
+/// experiment (docs/fidelity/conformance.md): the judged runs use the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LoopAs {
+    #[default]
     Nullb,
     Worker(Option<u64>),
 }
 
-impl LoopAs {
-    /// `BLKLAB_SIM_LOOP` (nullb when unset); an unknown value is an error.
-    pub fn from_env() -> Result<LoopAs, String> {
-        let bad = |v: &str| {
-            format!("BLKLAB_SIM_LOOP={v}: expected \"nullb\", \"worker\" or \"worker:NS\" (NS: the worker's ns per request, 1 to 1000000000)")
-        };
-        match std::env::var("BLKLAB_SIM_LOOP").as_deref() {
-            Err(_) | Ok("nullb") => Ok(LoopAs::Nullb),
-            Ok("worker") => Ok(LoopAs::Worker(None)),
-            Ok(v) => match v.strip_prefix("worker:").map(str::parse::<u64>) {
+impl std::str::FromStr for LoopAs {
+    type Err = String;
+    fn from_str(v: &str) -> Result<LoopAs, String> {
+        match v {
+            "nullb" => Ok(LoopAs::Nullb),
+            "worker" => Ok(LoopAs::Worker(None)),
+            _ => match v.strip_prefix("worker:").map(str::parse::<u64>) {
                 Some(Ok(ns)) if (1..=1_000_000_000).contains(&ns) => Ok(LoopAs::Worker(Some(ns))),
-                _ => Err(bad(v)),
+                _ => Err(format!("{v}: expected \"nullb\", \"worker\" or \"worker:NS\" (NS: the worker's ns per request, 1 to 1000000000)")),
             },
         }
     }
+}
+
+/// How the simulated side expresses the real one's host: its CPUs, the
+/// capped disk, the loop device (`--sim-cpus`, `--sim-capped-disk`,
+/// `--sim-loop`); the default is what the judged runs use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SimChoices {
+    /// The scenario's `[host] cpus`; 0 = the free host.
+    pub cpus: u32,
+    pub capped: CappedAs,
+    pub loop_as: LoopAs,
 }
 
 /// The parent group of the case's groups in the stacked expression: io.max
@@ -92,9 +100,8 @@ pub struct SimDevice {
     pub switches: Vec<(String, String)>,
     /// CONFIG_HZ of the kernel the case ran on (the scenario's `hz`).
     pub hz: u32,
-    /// The simulated host's CPUs (the scenario's `[host] cpus`; 0 = the
-    /// free host, the default; `--sim-cpus`).
-    pub host_cpus: u32,
+    /// How the simulator expresses the host (CPUs, capped disk, loop).
+    pub sim: SimChoices,
 }
 
 /// The HZ the simulator assumes when the real kernel's is not known: the
@@ -110,7 +117,7 @@ impl SimDevice {
             rotational: false,
             switches: switches.to_vec(),
             hz: DEFAULT_HZ,
-            host_cpus: 0,
+            sim: SimChoices::default(),
         }
     }
 }
@@ -138,6 +145,17 @@ fn esc(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
+/// The lower loop device of the stacked capped disk: its name and MAJ:MIN
+/// (the upper device's major, a minor no real loop device of the run has).
+fn lower_of(dev: &SimDevice) -> (String, String) {
+    let (major, minor) = dev.devno.split_once(':').unwrap_or(("7", "0"));
+    let minor: u32 = minor.parse().unwrap_or(0);
+    (
+        format!("{}lower", dev.name),
+        format!("{major}:{}", minor + 512),
+    )
+}
+
 /// The scenario (TOML) the simulator runs for `case` on `dev`.
 ///
 /// The loop device is modelled as null_blk in timer mode whose completion
@@ -152,29 +170,10 @@ fn esc(s: &str) -> String {
 /// (blk-throttle's slice, whose budget comes at once: completions in 100 ms
 /// waves).
 pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> String {
-    scenario_text_as(case, dev, raw, runtime_s, CappedAs::Stacked, LoopAs::Nullb)
-}
+    let SimChoices {
+        capped, loop_as, ..
+    } = dev.sim;
 
-/// The lower loop device of the stacked capped disk: its name and MAJ:MIN
-/// (the upper device's major, a minor no real loop device of the run has).
-fn lower_of(dev: &SimDevice) -> (String, String) {
-    let (major, minor) = dev.devno.split_once(':').unwrap_or(("7", "0"));
-    let minor: u32 = minor.parse().unwrap_or(0);
-    (
-        format!("{}lower", dev.name),
-        format!("{major}:{}", minor + 512),
-    )
-}
-
-/// [`scenario_text`] with the capped disk expressed as `capped`.
-pub fn scenario_text_as(
-    case: &Case,
-    dev: &SimDevice,
-    raw: &RawSpeed,
-    runtime_s: u32,
-    capped: CappedAs,
-    loop_as: LoopAs,
-) -> String {
     let (dev_name, devno) = (dev.name.as_str(), dev.devno.as_str());
     let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
     // the case's cgroup paths, under the stacked expression's parent
@@ -191,8 +190,8 @@ pub fn scenario_text_as(
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
     let _ = writeln!(s, "\n[run]\nseed = 1\nhz = {}", dev.hz);
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
-    if dev.host_cpus > 0 {
-        let _ = writeln!(s, "\n[host]\ncpus = {}", dev.host_cpus);
+    if dev.sim.cpus > 0 {
+        let _ = writeln!(s, "\n[host]\ncpus = {}", dev.sim.cpus);
     }
     if !dev.switches.is_empty() {
         let _ = writeln!(s, "\n[run.switches]");
@@ -218,7 +217,7 @@ pub fn scenario_text_as(
     }
     match &case.device {
         HostDevice::Loop if loop_as != LoopAs::Nullb => {
-            let wakes_ns = if dev.host_cpus > 0 {
+            let wakes_ns = if dev.sim.cpus > 0 {
                 2 * blklab_core::sim::cpus::DEFAULT_WAKE_NS
             } else {
                 0
@@ -330,10 +329,9 @@ pub struct SimOut {
 
 /// Run the simulator on the case.
 pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Result<SimOut, String> {
-    let capped = CappedAs::from_env()?;
-    let loop_as = LoopAs::from_env()?;
-    let stacked = capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
-    let text = scenario_text_as(case, dev, raw, runtime_s, capped, loop_as);
+    let stacked =
+        dev.sim.capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
+    let text = scenario_text(case, dev, raw, runtime_s);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
     let collect = Collect::default();
@@ -381,7 +379,7 @@ mod tests {
             rotational: false,
             switches: Vec::new(),
             hz: DEFAULT_HZ,
-            host_cpus: 0,
+            sim: SimChoices::default(),
         }
     }
 
@@ -399,14 +397,9 @@ mod tests {
             }
         }
         let cloud = |d: &SimDevice| {
-            scenario_text_as(
-                &c,
-                d,
-                &RawSpeed::default(),
-                1,
-                CappedAs::Cloud,
-                LoopAs::Nullb,
-            )
+            let mut d = d.clone();
+            d.sim.capped = CappedAs::Cloud;
+            scenario_text(&c, &d, &RawSpeed::default(), 1)
         };
         let t = cloud(&d);
         assert!(
@@ -424,12 +417,36 @@ mod tests {
     }
 
     #[test]
+    fn the_choices_parse_and_refuse_what_they_do_not_know() {
+        assert_eq!("cloud".parse::<CappedAs>(), Ok(CappedAs::Cloud));
+        assert_eq!("stacked".parse::<CappedAs>(), Ok(CappedAs::Stacked));
+        assert!("fifo".parse::<CappedAs>().unwrap_err().contains("expected"));
+        assert_eq!("nullb".parse::<LoopAs>(), Ok(LoopAs::Nullb));
+        assert_eq!("worker".parse::<LoopAs>(), Ok(LoopAs::Worker(None)));
+        assert_eq!(
+            "worker:6000".parse::<LoopAs>(),
+            Ok(LoopAs::Worker(Some(6000)))
+        );
+        for bad in ["worker:0", "worker:x", "worker:2000000000", "loop"] {
+            assert!(bad.parse::<LoopAs>().is_err(), "{bad}");
+        }
+        assert_eq!(
+            SimChoices::default(),
+            SimChoices {
+                cpus: 0,
+                capped: CappedAs::Stacked,
+                loop_as: LoopAs::Nullb
+            }
+        );
+    }
+
+    #[test]
     fn the_stacked_capped_disk_is_a_loop_over_a_capped_lower_device() {
         let c = crate::cases::select(&["capped-qos-iocost-on".into()])
             .unwrap()
             .remove(0);
         let raw = RawSpeed::default();
-        let t = scenario_text_as(&c, &dev7(), &raw, 1, CappedAs::Stacked, LoopAs::Nullb);
+        let t = scenario_text(&c, &dev7(), &raw, 1);
         let sc = Scenario::parse(&t, Path::new("x.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
         let d = &sc.config.devices;
         assert_eq!(d.len(), 2, "{t}");

@@ -34,7 +34,7 @@ fn run(e: &env::HostEnv, names: &[&str], repeat: u32) -> Vec<conformance::CaseRe
         quick: true,
         sim_only: false,
         real_side: conformance::RealSide::Host,
-        sim_cpus: 0,
+        sim: Default::default(),
     };
     let mut raw = None;
     conformance::run_all(

@@ -94,7 +94,7 @@ pub fn run_kernel(
     let pin_hz = sim_hz(name);
     let placeholder = |hz: u32| SimDevice {
         hz,
-        host_cpus: opts.sim_cpus,
+        sim: opts.sim,
         ..SimDevice::placeholder(&switches)
     };
     let conclude_all = |why: &dyn Fn(&Case) -> HostError, each: &mut dyn FnMut(&CaseResult)| {
@@ -206,7 +206,7 @@ pub fn run_kernel(
                     rotational,
                     switches: switches.clone(),
                     hz,
-                    host_cpus: opts.sim_cpus,
+                    sim: opts.sim,
                 };
                 (Ok(runs), dev)
             }
