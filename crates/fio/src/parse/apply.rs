@@ -109,7 +109,7 @@ pub(super) fn apply(dr: &mut Draft, def: &Def, val: Option<&str>) -> Result<(), 
             let r = per_dir(v, |x| bssplit_dir(x, k))?;
             set_given(&mut dr.split, r, Some);
         }
-        "iodepth" => s.iodepth = int_range(v, k, 1, u32::MAX)?,
+        "iodepth" => s.iodepth = int_range(v, k, 1, super::MAX_IODEPTH)?,
         "iodepth_batch" => dr.iodepth_batch = int_u32(v, k)?,
         "iodepth_batch_complete_min" => dr.complete_min = int_u32(v, k)?,
         "iodepth_batch_complete_max" => dr.complete_max = int_u32(v, k)?,

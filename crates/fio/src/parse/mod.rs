@@ -39,6 +39,14 @@ pub use shell_words::split_cmdline;
 /// before spending the memory.
 pub const MAX_JOBS: usize = 1024;
 
+/// The deepest queue one job may ask for. A simulated job allocates its
+/// io_u slots up front (as fio does), so `iodepth=3G` would ask for
+/// 128 GB; on a real host libaio's `io_setup` refuses more events than
+/// /proc/sys/fs/aio-max-nr, 65536 by default, so no default host runs a
+/// deeper libaio job either. Past it the option is refused with fio's own
+/// range message.
+pub const MAX_IODEPTH: u32 = 65536;
+
 /// The instances `jobs` stand for, refused past `MAX_JOBS`.
 fn check_job_count(jobs: &[crate::options::JobSpec]) -> Result<(), String> {
     let n: u64 = jobs.iter().map(|j| j.numjobs.max(1) as u64).sum();

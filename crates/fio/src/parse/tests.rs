@@ -597,3 +597,20 @@ fn job_count_is_capped_before_memory_is_spent() {
     let ok: String = (0..1024).map(|i| format!("[j{i}]\n")).collect();
     assert_eq!(parse_job_file(&ok, "f.fio").unwrap().len(), 1024);
 }
+
+/// A fuzzed scenario's `--iodepth=3G` made the simulator allocate 128 GB of
+/// io_u slots; the depth is refused past libaio's default aio-max-nr.
+#[test]
+fn iodepth_is_capped_before_memory_is_spent() {
+    let args: Vec<String> = vec!["--name=a".into(), "--iodepth=3G".into()];
+    let e = parse_cmdline(&args).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("max value out of range: 3221225472 (65536 max)"),
+        "{e}"
+    );
+    let e = parse_job_file("[j]\niodepth=65537\n", "f.fio").unwrap_err();
+    assert_eq!(e.line, Some(2), "{e}");
+    let args: Vec<String> = vec!["--name=a".into(), "--iodepth=65536".into()];
+    assert_eq!(parse_cmdline(&args).unwrap()[0].iodepth, 65536);
+}
