@@ -157,9 +157,7 @@ impl Running<'_> {
             wk.active = false;
             wk.due = NOT_DUE;
             if let Some(t) = task {
-                if let Some((nt, end)) = k.cpus.block(t, now) {
-                    k.task_runs(self.tasks, nt, end);
-                }
+                k.release_task(self.tasks, t);
             }
             return;
         };

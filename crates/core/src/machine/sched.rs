@@ -31,7 +31,7 @@ impl Kernel {
 
     /// Task `j` blocked (`schedule()` from a wait): its CPU goes to the
     /// first task of the run queue.
-    fn release_task(&mut self, tasks: &mut dyn Tasks, j: JobId) {
+    pub(super) fn release_task(&mut self, tasks: &mut dyn Tasks, j: JobId) {
         let now = self.clk.now;
         if let Some((next, t)) = self.cpus.block(j, now) {
             self.task_runs(tasks, next, t);
@@ -91,22 +91,17 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
             k.complete_irq(d, r);
             true
         }
-        // kernel timers' softirqs: their work costs CPU 0 time; their
-        // effects stay at the timer's instant (simplified)
-        Ev::Throttle(d) => {
-            if k.blk.devs[d as usize].st.throttle_armed.0 == Some(now) {
-                k.cpus.timer_irq(now);
-            }
-            false
-        }
-        Ev::Qos(d, i) => {
-            if k.blk.devs[d as usize].st.qos_armed[i as usize].0 == Some(now) {
-                k.cpus.timer_irq(now);
-            }
-            false
-        }
-        Ev::Elevator(d) => {
-            if k.blk.devs[d as usize].st.elv_armed.0 == Some(now) {
+        // kernel timers' softirqs: their work costs CPU 0 time, charged
+        // only for a timer still armed for now (a stale one is skipped);
+        // their effects stay at the timer's instant (simplified)
+        Ev::Throttle(d) | Ev::Qos(d, _) | Ev::Elevator(d) => {
+            let st = &k.blk.devs[d as usize].st;
+            let armed_at = match ev {
+                Ev::Throttle(_) => st.throttle_armed.0,
+                Ev::Qos(_, i) => st.qos_armed[i as usize].0,
+                _ => st.elv_armed.0,
+            };
+            if armed_at == Some(now) {
                 k.cpus.timer_irq(now);
             }
             false
