@@ -177,7 +177,7 @@ pub fn normal(sc: &Scenario, out: &Outcome) -> String {
     if !sc.phases.is_empty() {
         // phase after phase: its fio outputs, then its figures
         for (pi, p) in sc.phases.iter().enumerate() {
-            s.push_str(&format!("=== phase {} ===\n", p.name));
+            s.push_str(&format!("=== phase {} ===\n", p.spec.name));
             for &i in &p.invocations {
                 invocation_text(sc, out, i, &mut s);
             }

@@ -69,13 +69,16 @@ fn vrate_pct(v: Option<u64>) -> String {
 pub fn report(sc: &Scenario, out: &Outcome, pi: usize) -> String {
     let p = &sc.phases[pi];
     let Some(m) = out.phases.get(pi) else {
-        return format!("phase {}: never started (the run ended before)\n\n", p.name);
+        return format!(
+            "phase {}: never started (the run ended before)\n\n",
+            p.spec.name
+        );
     };
     let w = window(out, pi).expect("started");
     let (t0, t1) = (w.start_ns, w.end_ns);
     let mut s = format!(
         "phase {}: {:.3}s to {:.3}s{}\n",
-        p.name,
+        p.spec.name,
         t0 as f64 / 1e9,
         t1 as f64 / 1e9,
         if m.end.is_none() {
@@ -85,9 +88,10 @@ pub fn report(sc: &Scenario, out: &Outcome, pi: usize) -> String {
         }
     );
     let mut devs: Vec<usize> = p
+        .spec
         .jobs
         .iter()
-        .map(|&j| sc.config.jobs[j].dev as usize)
+        .map(|&j| sc.config.jobs[j as usize].dev as usize)
         .collect();
     devs.sort_unstable();
     devs.dedup();

@@ -9,6 +9,7 @@
 use std::ops::Range;
 
 use blklab_core::block::blk_cgroup::CgroupTree;
+use blklab_core::sim::engine::JobId;
 use blklab_core::sim::time::{parse_duration, Ns, NSEC_PER_SEC};
 use blklab_core::{DeviceConfig, JobConfig, PhaseSpec, SimConfig, TimedWrite};
 use serde::Deserialize;
@@ -24,18 +25,14 @@ pub(crate) struct RawPhase {
     gap: Option<Spanned<String>>,
 }
 
-/// A checked phase.
+/// A checked phase: what the machine runs (name, gap, jobs, writes) and
+/// where it came from in the scenario file.
 #[derive(Debug, Clone)]
 pub struct Phase {
-    pub name: String,
-    pub gap_ns: Ns,
+    pub spec: PhaseSpec,
     /// Indices into `Scenario::invocations` (the phase's `[[job]]` entries).
     pub invocations: Vec<usize>,
-    /// Indices into `SimConfig::jobs`.
-    pub jobs: Vec<usize>,
-    /// The phase's writes, `at` counting from the phase's start.
-    pub writes: Vec<TimedWrite>,
-    /// Where each of `writes` is in the scenario file (its value).
+    /// Where each of `spec.writes` is in the scenario file (its value).
     pub write_spans: Vec<Range<usize>>,
 }
 
@@ -93,7 +90,7 @@ pub(crate) fn resolve(
             errs.push((Some(r.name.span()), "phase name: empty".into()));
             continue;
         }
-        if phases.iter().any(|p| &p.name == name) {
+        if phases.iter().any(|p| &p.spec.name == name) {
             errs.push((
                 Some(r.name.span()),
                 format!(
@@ -123,18 +120,20 @@ pub(crate) fn resolve(
             },
         };
         phases.push(Phase {
-            name: name.clone(),
-            gap_ns,
+            spec: PhaseSpec {
+                name: name.clone(),
+                gap_ns,
+                jobs: Vec::new(),
+                writes: Vec::new(),
+            },
             invocations: Vec::new(),
-            jobs: Vec::new(),
-            writes: Vec::new(),
             write_spans: Vec::new(),
         });
     }
     if phases.is_empty() {
         return Err(errs); // every [[phase]] had a problem, reported above
     }
-    let names: Vec<String> = phases.iter().map(|p| p.name.clone()).collect();
+    let names: Vec<String> = phases.iter().map(|p| p.spec.name.clone()).collect();
     // the phase of each job; a phase's jobs are counted over every
     // [[job]], accepted or not, so that one bad job is reported once
     let mut has_job = vec![false; phases.len()];
@@ -150,14 +149,17 @@ pub(crate) fn resolve(
             ));
             continue;
         };
-        let Some(pi) = phases.iter().position(|ph| &ph.name == p.get_ref()) else {
+        let Some(pi) = phases.iter().position(|ph| &ph.spec.name == p.get_ref()) else {
             errs.push(no_such_phase(p, &format!("[[job]] #{}", i + 1), &names));
             continue;
         };
         has_job[pi] = true;
         if let Some(inv) = j.invocation {
             phases[pi].invocations.push(inv);
-            phases[pi].jobs.extend(&invocation_jobs[inv]);
+            phases[pi]
+                .spec
+                .jobs
+                .extend(invocation_jobs[inv].iter().map(|&j| j as JobId));
         }
     }
     for (r, _) in raw.iter().zip(&has_job).filter(|(_, h)| !**h) {
@@ -185,20 +187,21 @@ pub(crate) fn resolve(
             ));
             continue;
         };
-        let Some(pi) = phases.iter().position(|ph| &ph.name == p.get_ref()) else {
+        let Some(pi) = phases.iter().position(|ph| &ph.spec.name == p.get_ref()) else {
             errs.push(no_such_phase(p, "[[write]]", &names));
             continue;
         };
         // the phase's own latest end, from its start
         let phase_jobs: Vec<JobConfig> = phases[pi]
+            .spec
             .jobs
             .iter()
-            .map(|&j| all_jobs[j].clone())
+            .map(|&j| all_jobs[j as usize].clone())
             .collect();
         let end = crate::timed_writes::latest_end(None, &phase_jobs);
         match crate::timed_writes::check(w.fields, devices, cgroups, end) {
             Ok((at, cgroup)) => {
-                phases[pi].writes.push(TimedWrite {
+                phases[pi].spec.writes.push(TimedWrite {
                     at,
                     cgroup,
                     file: w.fields[2].get_ref().clone(),
@@ -210,7 +213,7 @@ pub(crate) fn resolve(
                 Some(span),
                 format!(
                     "{msg} (phase '{}': from the phase's start)",
-                    phases[pi].name
+                    phases[pi].spec.name
                 ),
             )),
         }
@@ -239,19 +242,7 @@ fn no_such_phase(p: &Spanned<String>, what: &str, names: &[String]) -> Problem {
 
 /// The machine's plan for the phases.
 pub fn plan(phases: &[Phase]) -> Vec<PhaseSpec> {
-    phases
-        .iter()
-        .map(|p| PhaseSpec {
-            name: p.name.clone(),
-            gap_ns: p.gap_ns,
-            jobs: p
-                .jobs
-                .iter()
-                .map(|&j| j as blklab_core::sim::engine::JobId)
-                .collect(),
-            writes: p.writes.clone(),
-        })
-        .collect()
+    phases.iter().map(|p| p.spec.clone()).collect()
 }
 
 /// The phases' writes as the run applies them (phase after phase, by time
@@ -261,8 +252,8 @@ pub fn plan(phases: &[Phase]) -> Vec<PhaseSpec> {
 pub(crate) fn check_writes(cfg: &SimConfig, phases: &[Phase]) -> Vec<Problem> {
     let mut order: Vec<(usize, usize)> = Vec::new();
     for (pi, p) in phases.iter().enumerate() {
-        let mut ws: Vec<usize> = (0..p.writes.len()).collect();
-        ws.sort_by_key(|&w| p.writes[w].at);
+        let mut ws: Vec<usize> = (0..p.spec.writes.len()).collect();
+        ws.sort_by_key(|&w| p.spec.writes[w].at);
         order.extend(ws.into_iter().map(|w| (pi, w)));
     }
     if order.is_empty() {
@@ -274,7 +265,7 @@ pub(crate) fn check_writes(cfg: &SimConfig, phases: &[Phase]) -> Vec<Problem> {
             .enumerate()
             .map(|(rank, &(pi, w))| TimedWrite {
                 at: rank as Ns,
-                ..phases[pi].writes[w].clone()
+                ..phases[pi].spec.writes[w].clone()
             })
             .collect(),
         ..cfg.clone()
@@ -284,7 +275,7 @@ pub(crate) fn check_writes(cfg: &SimConfig, phases: &[Phase]) -> Vec<Problem> {
             .into_iter()
             .map(|(rank, e)| {
                 let (pi, w) = order[rank];
-                let tw = &phases[pi].writes[w];
+                let tw = &phases[pi].spec.writes[w];
                 (
                     Some(phases[pi].write_spans[w].clone()),
                     format!(
@@ -318,12 +309,12 @@ pub fn unapplied(
         let Some(m) = marks.get(pi) else {
             out.push(format!(
                 "phase '{}' never started: the run ended before",
-                p.name
+                p.spec.name
             ));
             continue;
         };
         let len = m.end.as_ref().map(|e| e.t_ns - m.start.t_ns);
-        for w in &p.writes {
+        for w in &p.spec.writes {
             if len.is_some_and(|l| w.at > l) {
                 out.push(format!(
                     "the write of \"{}\" to {}/{} at {:.3}s into phase '{}' was not applied: the phase ended at {:.3}s",
@@ -331,7 +322,7 @@ pub fn unapplied(
                     cgroups.get(w.cgroup).path.trim_end_matches('/'),
                     w.file,
                     w.at as f64 / 1e9,
-                    p.name,
+                    p.spec.name,
                     len.unwrap_or(0) as f64 / 1e9
                 ));
             }

@@ -155,7 +155,7 @@ pub fn group_results(sc: &Scenario, r: &RunResult) -> Vec<GroupResult> {
                 None => jr.name.clone(),
             };
             if let Some(p) = crate::phases::of_invocation(&sc.phases, ii) {
-                label = format!("{}/{label}", sc.phases[p].name);
+                label = format!("{}/{label}", sc.phases[p].spec.name);
             }
             out.push(GroupResult {
                 invocation: ii,

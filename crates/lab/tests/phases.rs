@@ -153,7 +153,7 @@ fn a_write_counts_from_its_phase_start() {
     );
     let (sc, out) = run(&text);
     assert!(sc.config.writes.is_empty());
-    assert_eq!(sc.phases[1].writes.len(), 1);
+    assert_eq!(sc.phases[1].spec.writes.len(), 1);
     assert!(runner::unapplied_phase_writes(&sc, &out).is_empty());
     let (da, _) = phase_report::disk_delta(&out, 0, 0).unwrap();
     let (db, _) = phase_report::disk_delta(&out, 1, 0).unwrap();
