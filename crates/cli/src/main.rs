@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::{anyhow, bail, Context, Result};
 use blklab_core::sim::switches::SWITCHES;
 use blklab_lab::scenario::Scenario;
-use blklab_lab::{compare, overrides, report, runner};
+use blklab_lab::{compare, overrides, phase_report, report, runner};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -317,7 +317,7 @@ fn load(path: &Path, seed: Option<u64>, profile: Option<&str>, set: &[String]) -
 fn write_report(
     sc: &Scenario,
     path: &Path,
-    runs: &[(String, blklab_lab::timeseries::Series)],
+    runs: &[(String, blklab_lab::timeseries::Series, Vec<(String, f64)>)],
     tables: Vec<(String, String)>,
 ) -> Result<()> {
     let text = std::fs::read_to_string(&sc.path)
@@ -327,7 +327,7 @@ fn write_report(
     for s in SWITCHES {
         if runs
             .iter()
-            .any(|(n, _)| n.contains(&format!("{}=", s.name)))
+            .any(|(n, _, _)| n.contains(&format!("{}=", s.name)))
         {
             notes.push(format!("{}: {}", s.name, s.help));
         }
@@ -343,10 +343,13 @@ fn write_report(
         scenario_text: text,
         variants: runs
             .iter()
-            .map(|(name, series)| blklab_lab::report_html::Variant {
-                name: name.clone(),
-                series,
-            })
+            .map(
+                |(name, series, phase_starts)| blklab_lab::report_html::Variant {
+                    name: name.clone(),
+                    series,
+                    phase_starts: phase_starts.clone(),
+                },
+            )
             .collect(),
         tables,
     };
@@ -484,8 +487,12 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 text.push_str(&report::wbt_block(&out.result));
             }
             if let (Some(p), Some(s)) = (&report_path, series) {
-                let tables = vec![("Summary".to_string(), report::summary_table(&out.groups))];
-                write_report(&sc, p, &[("run".to_string(), s)], tables)?;
+                let mut tables = vec![("Summary".to_string(), report::summary_table(&out.groups))];
+                if !sc.phases.is_empty() {
+                    tables.push(("Phases".to_string(), phase_report::all(&sc, &out)));
+                }
+                let starts = phase_report::starts(&out);
+                write_report(&sc, p, &[("run".to_string(), s, starts)], tables)?;
             }
             blklab_lab::output::write_job_outputs(&sc, &out)?;
             match output {
@@ -509,6 +516,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             let mut results = Vec::new();
             let mut pc_results = Vec::new();
             let mut all_series = Vec::new();
+            let mut phase_text = String::new();
             let opts = blklab_lab::timeseries::Options {
                 interval_ns: interval_ms * 1_000_000,
                 csv_dir: None,
@@ -538,7 +546,15 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 let Some(r) = slot else { break };
                 let (out, series) = r?;
                 if report_path.is_some() {
-                    all_series.push((name.clone(), series.expect("kept")));
+                    all_series.push((
+                        name.clone(),
+                        series.expect("kept"),
+                        phase_report::starts(&out),
+                    ));
+                    if !sc.phases.is_empty() {
+                        phase_text
+                            .push_str(&format!("== {name} ==\n{}", phase_report::all(&sc, &out)));
+                    }
                 }
                 if tables {
                     println!("== {name} ==");
@@ -559,6 +575,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 let mut tables = vec![("Comparison".to_string(), table)];
                 if !pct.is_empty() {
                     tables.push(("Page cache".to_string(), pct));
+                }
+                if !phase_text.is_empty() {
+                    tables.push(("Phases".to_string(), phase_text));
                 }
                 write_report(&sc, p, &all_series, tables)?;
             }

@@ -123,3 +123,18 @@ pub fn report(sc: &Scenario, out: &Outcome, pi: usize) -> String {
     s.push('\n');
     s
 }
+
+/// Where each phase that started began, in seconds of the run (the time
+/// axis of the time series), for the report's phase marks.
+pub fn starts(out: &Outcome) -> Vec<(String, f64)> {
+    out.phases
+        .iter()
+        .map(|m| (m.name.clone(), m.start.t_ns as f64 / 1e9))
+        .collect()
+}
+
+/// Every phase's block (`report`), in phase order; empty for a scenario
+/// without phases.
+pub fn all(sc: &Scenario, out: &Outcome) -> String {
+    (0..sc.phases.len()).map(|pi| report(sc, out, pi)).collect()
+}

@@ -10,6 +10,14 @@ use plotters::prelude::*;
 /// Points a line keeps at most (a 1000-pixel plot cannot show more).
 pub const MAX_POINTS: usize = 1200;
 
+/// A labelled vertical line: where a phase of the run begins.
+#[derive(Clone, Debug)]
+pub struct Mark {
+    pub x: f64,
+    pub label: String,
+    pub color: RGBColor,
+}
+
 /// One line of a chart.
 #[derive(Clone, Debug)]
 pub struct Line {
@@ -34,6 +42,11 @@ pub struct Chart {
     /// Force the y range (else from the data, from 0 when all are >= 0).
     pub y_range: Option<(f64, f64)>,
     pub x_range: Option<(f64, f64)>,
+    /// The x axis is the run's time, so phase marks belong on it.
+    pub time_x: bool,
+    /// Dashed vertical lines with a label at the top (phase starts); those
+    /// outside the x range are not drawn.
+    pub marks: Vec<Mark>,
 }
 
 /// The palette: distinguishable on screen and in print.
@@ -159,6 +172,19 @@ fn draw(c: &Chart, w: u32, h: u32, buf: &mut String) -> DrawResult {
             ch.draw_series(std::iter::once(PathElement::new(
                 vec![(g, y0), (g, y1)],
                 RGBColor(0xc8, 0xc8, 0xd8).stroke_width(1),
+            )))?;
+        }
+        for m in c.marks.iter().filter(|m| m.x >= x0 && m.x <= x1) {
+            ch.draw_series(DashedLineSeries::new(
+                [(m.x, y0), (m.x, y1)],
+                3,
+                3,
+                m.color.mix(0.6).stroke_width(1),
+            ))?;
+            ch.draw_series(std::iter::once(Text::new(
+                m.label.clone(),
+                (m.x, y1),
+                ("sans-serif", 12).into_font().color(&m.color),
             )))?;
         }
         if c.stacked {

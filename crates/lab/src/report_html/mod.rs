@@ -15,15 +15,19 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result};
+use plotters::style::RGBColor;
 
-pub use chart::{svg, thin, Chart, Line, MAX_POINTS, PALETTE};
+pub use chart::{svg, thin, Chart, Line, Mark, MAX_POINTS, PALETTE};
 
 use crate::timeseries::Series;
 
-/// One run of the report: its name (the variant's values, or "run") and data.
+/// One run of the report: its name (the variant's values, or "run"), data
+/// and, for a scenario with `[[phase]]`, where each phase began.
 pub struct Variant<'a> {
     pub name: String,
     pub series: &'a Series,
+    /// (phase name, start in seconds of the run), in phase order.
+    pub phase_starts: Vec<(String, f64)>,
 }
 
 /// Everything the page shows.
@@ -116,7 +120,10 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         sections::device(vs),
     ];
     let mut n = 0;
-    for s in secs.into_iter().flatten() {
+    for mut s in secs.into_iter().flatten() {
+        for c in s.charts.iter_mut().filter(|c| c.time_x) {
+            c.marks = phase_marks(vs);
+        }
         let _ = writeln!(
             h,
             "<h2>{}</h2>\n<p class=\"note\">{}</p>\n<div class=\"grid\">",
@@ -146,6 +153,32 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         esc(&inp.scenario_text)
     );
     Ok(h)
+}
+
+/// The phases' starts as marks on a time axis: a phase that begins at 0 is
+/// the run's start and needs none; in a comparison each variant's marks
+/// take its colour and its name (the phases end when their jobs do, which
+/// differs between variants), in a single run the phase's name alone.
+fn phase_marks(vs: &[Variant<'_>]) -> Vec<Mark> {
+    let mut out = Vec::new();
+    for (i, v) in vs.iter().enumerate() {
+        for (name, t) in v.phase_starts.iter().filter(|(_, t)| *t > 0.0) {
+            out.push(Mark {
+                x: *t,
+                label: if vs.len() > 1 {
+                    format!("{name} ({})", v.name)
+                } else {
+                    name.clone()
+                },
+                color: if vs.len() > 1 {
+                    chart::PALETTE[i % chart::PALETTE.len()]
+                } else {
+                    RGBColor(0x44, 0x44, 0x44)
+                },
+            });
+        }
+    }
+    out
 }
 
 /// A chart's legend: one swatch per line (a band for stacked areas, a

@@ -18,6 +18,7 @@ fn chart(title: String, y: &str) -> Chart {
         title,
         x_desc: "time (s)".into(),
         y_desc: y.into(),
+        time_x: true,
         ..Default::default()
     }
 }
