@@ -44,7 +44,8 @@ def tune_iocost(scenario: Union[Scenario, str, os.PathLike], protect: Union[str,
                 rpct: Optional[Sequence[float]] = None, rlat: Optional[Sequence[int]] = None,
                 wpct: Optional[Sequence[float]] = None, wlat: Optional[Sequence[int]] = None,
                 min: Optional[Sequence[float]] = None, max: Optional[Sequence[float]] = None,
-                scale: Optional[Sequence[float]] = None, backend: str = "local",
+                scale: Optional[Sequence[float]] = None, phase: Optional[str] = None,
+                backend: str = "local",
                 cache=None, jobs: int = 0, address: Optional[str] = None,
                 progress: bool = True, csv: Optional[Union[str, os.PathLike]] = None,
                 report: Optional[Union[str, os.PathLike]] = None,
@@ -56,7 +57,9 @@ def tune_iocost(scenario: Union[Scenario, str, os.PathLike], protect: Union[str,
     the most MB/s (mean over seeds; `seeds` defaults to 1 as the CLI's
     `--seeds`, more make the answer hold for more seeds). Runs on the sweep machinery
     (`backend`, `cache`, `address` as for `sweep`). `csv=FILE` writes
-    every candidate, `report=FILE.html` the page with the trade-off plot."""
+    every candidate, `report=FILE.html` the page with the trade-off plot.
+    In a scenario with run phases, `phase="NAME"` judges only that phase's
+    jobs (the measured phase after a warm-up), as the CLI's `--phase`."""
     sc = scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
     protect = [protect] if isinstance(protect, str) else list(protect)
     targets = [targets] if isinstance(targets, str) else list(targets)
@@ -64,7 +67,7 @@ def tune_iocost(scenario: Union[Scenario, str, os.PathLike], protect: Union[str,
     setup = _native.TuneSetup(sc.source(), protect, targets, seeds,
                               as_list(rpct, float), as_list(rlat, int), as_list(wpct, float),
                               as_list(wlat, int), as_list(min, float), as_list(max, float),
-                              as_list(scale, float))
+                              as_list(scale, float), phase)
     combos, seeds = setup.plan()
     # the candidates' overrides go after the scenario's own
     rows = run_plan(sc, combos, seeds, backend=backend, cache=cache, jobs=jobs,

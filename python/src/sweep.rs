@@ -92,7 +92,7 @@ pub struct TuneSetup(tune::Setup);
 #[pymethods]
 impl TuneSetup {
     #[new]
-    #[pyo3(signature = (src, protect, targets, seeds, rpct, rlat, wpct, wlat, min, max, scale))]
+    #[pyo3(signature = (src, protect, targets, seeds, rpct, rlat, wpct, wlat, min, max, scale, phase=None))]
     #[allow(clippy::too_many_arguments)] // the search space's seven axes, as keywords from Python
     fn new(
         py: Python<'_>,
@@ -107,6 +107,7 @@ impl TuneSetup {
         min: Option<Vec<f64>>,
         max: Option<Vec<f64>>,
         scale: Option<Vec<f64>>,
+        phase: Option<String>,
     ) -> PyResult<TuneSetup> {
         py.allow_threads(|| {
             let d = Space::default();
@@ -127,6 +128,7 @@ impl TuneSetup {
                     .collect::<anyhow::Result<_>>()?,
                 space,
                 seeds,
+                phase,
             };
             tune::Setup::new(plan(src, Vec::new(), seeds), opts)
         })

@@ -52,6 +52,9 @@ pub struct TuneIocostArgs {
     /// METRIC<=VALUE or METRIC>=VALUE for the protected jobs: p99<=5ms, iops>=190 (repeatable).
     #[arg(long, required = true, value_name = "TARGET")]
     pub target: Vec<String>,
+    /// In a scenario with run phases ([[phase]]), judge only this phase's jobs (e.g. the measured phase after a warm-up).
+    #[arg(long, value_name = "NAME")]
+    pub phase: Option<String>,
     /// Candidate read latency percentiles.
     #[arg(long)]
     pub rpct: Option<String>,
@@ -163,6 +166,7 @@ pub fn tune_iocost(a: TuneIocostArgs) -> Result<()> {
             .collect::<Result<_>>()?,
         space,
         seeds: a.common.seeds,
+        phase: a.phase.clone(),
     };
     let setup = tune::Setup::new(base_plan(&a.common)?, opts)?;
     eprintln!(

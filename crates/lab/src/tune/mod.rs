@@ -27,6 +27,9 @@ pub struct Options {
     pub targets: Vec<Target>,
     pub space: Space,
     pub seeds: u64,
+    /// In a scenario with run phases, judge only the jobs of this phase
+    /// (the measured one after a warm-up); None judges every job.
+    pub phase: Option<String>,
 }
 
 /// A tuning run, ready for its sweep: the plan and what it takes to read
@@ -71,6 +74,30 @@ fn is_under(cg: &str, p: &str) -> bool {
     cg == p || (p == "/" || cg.starts_with(&format!("{p}/")))
 }
 
+/// Which invocations `--phase NAME` keeps: all of them without a phase; a
+/// phase the scenario does not declare is an error listing those it does.
+fn phase_filter<'a>(
+    sc: &'a crate::scenario::Scenario,
+    phase: Option<&str>,
+) -> Result<Box<dyn Fn(usize) -> bool + 'a>> {
+    let Some(name) = phase else {
+        return Ok(Box::new(|_| true));
+    };
+    if sc.phases.is_empty() {
+        bail!("--phase {name}: the scenario declares no [[phase]]");
+    }
+    let Some(pi) = sc.phases.iter().position(|p| p.spec.name == name) else {
+        let known: Vec<&str> = sc.phases.iter().map(|p| p.spec.name.as_str()).collect();
+        bail!(
+            "--phase {name}: no such phase (declared: {})",
+            known.join(", ")
+        );
+    };
+    Ok(Box::new(move |inv| {
+        crate::phases::of_invocation(&sc.phases, inv) == Some(pi)
+    }))
+}
+
 impl Setup {
     /// Build the plan: the scenario with `base.base_sets`, every candidate
     /// as one combination, `opts.seeds` seeds each. Runs the scenario once
@@ -83,6 +110,7 @@ impl Setup {
             bail!("tune: give at least one --protect CGROUP");
         }
         let sc = crate::overrides::build(&base.text, &base.path, &base.base_sets)?;
+        let in_phase = phase_filter(&sc, opts.phase.as_deref())?;
         let out = crate::runner::run(&sc, &sc.config, None)?;
         let protect: Vec<String> = opts
             .protect
@@ -100,11 +128,18 @@ impl Setup {
             }
         }
         let (mut protected, mut others) = (Vec::new(), Vec::new());
-        for g in &out.groups {
+        for g in out.groups.iter().filter(|g| in_phase(g.invocation)) {
             match protect.iter().any(|p| is_under(&g.cgroup, p)) {
                 true => protected.push(g.label.clone()),
                 false => others.push(g.label.clone()),
             }
+        }
+        if protected.is_empty() {
+            bail!(
+                "--protect {}: no job of phase {} runs in it",
+                protect.join(", "),
+                opts.phase.as_deref().unwrap_or_default()
+            );
         }
         let root = &sc.config.cgroups;
         let qos_line = root.file(ROOT, "io.cost.qos").map(str::to_string);

@@ -80,6 +80,7 @@ fn options(target: &str, min: &[f64], max: &[f64], seeds: u64) -> Options {
             ..Space::default()
         },
         seeds,
+        phase: None,
     }
 }
 
@@ -154,4 +155,70 @@ fn an_unreachable_target_names_the_best_achievable_value() {
     assert!(best > 0.2, "cgB's reads take at least the device's 0.2 ms");
     let want = format!("binding: p99<=50us — best achievable p99 {best:.2}ms");
     assert!(v.contains(&want), "{v}");
+}
+
+fn phased_plan() -> Plan {
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/tune-vrate-phased.toml"
+    ));
+    Plan::load(path).unwrap()
+}
+
+/// The hand-computable case above with a warm-up phase instead of
+/// `ramp_time`: the warm-up (cgA alone) takes vrate to the candidate's
+/// bounds, and the measured phase starts there. `--phase measure` judges
+/// that phase's jobs only: the warm-up's cgA is neither protected nor one
+/// of the others whose throughput is maximised, and the answer is the hand
+/// calculation's max = 40 again.
+#[test]
+fn tune_judges_only_the_named_phase() {
+    let pinned = [25.0, 40.0, 60.0];
+    let mut opts = options("p99<=5ms", &pinned, &pinned, 1);
+    opts.phase = Some("measure".into());
+    let setup = Setup::new(phased_plan(), opts).unwrap();
+    assert_eq!(
+        (setup.protected.clone(), setup.others.clone()),
+        (
+            vec!["measure/cgB".to_string()],
+            vec!["measure/cgA".to_string()]
+        )
+    );
+    let built = setup.plan.clone().build().unwrap();
+    let rows = built
+        .run_all(&built.plan.runs(), 0, None, &|_, _| {})
+        .unwrap();
+    let out = setup.evaluate(&rows).unwrap();
+    let r = &out.scored[out.recommended.expect("a feasible setting")];
+    assert_eq!(r.qos.max, 40.0, "{}", render::table(&setup, &out));
+    let expect_mbps = (4000.0 - 100.0) * 4096.0 / 1048576.0;
+    assert!(
+        r.others_mbps >= expect_mbps && r.others_mbps < 1.1 * expect_mbps,
+        "{}",
+        r.others_mbps
+    );
+
+    // without --phase every phase's jobs count: the warm-up's cgA joins the others
+    let all = Setup::new(phased_plan(), options("p99<=5ms", &pinned, &pinned, 1)).unwrap();
+    assert_eq!(all.others, vec!["warmup/cgA", "measure/cgA"]);
+}
+
+#[test]
+fn a_phase_that_is_not_there_is_an_error() {
+    let mut opts = options("p99<=5ms", &[40.0], &[40.0], 1);
+    opts.phase = Some("steady".into());
+    let e = Setup::new(phased_plan(), opts).err().unwrap().to_string();
+    assert_eq!(
+        e,
+        "--phase steady: no such phase (declared: warmup, measure)"
+    );
+    let mut opts = options("p99<=5ms", &[40.0], &[40.0], 1);
+    opts.phase = Some("measure".into());
+    let e = Setup::new(scenario_plan(), opts).err().unwrap().to_string();
+    assert_eq!(e, "--phase measure: the scenario declares no [[phase]]");
+    let mut opts = options("p99<=5ms", &[40.0], &[40.0], 1);
+    opts.protect = vec!["/cgB".into()];
+    opts.phase = Some("warmup".into());
+    let e = Setup::new(phased_plan(), opts).err().unwrap().to_string();
+    assert_eq!(e, "--protect /cgB: no job of phase warmup runs in it");
 }
