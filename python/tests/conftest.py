@@ -10,6 +10,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TUNE_CASE = ROOT / "crates" / "lab" / "tests" / "data" / "tune-vrate.toml"
+TUNE_PHASED = ROOT / "crates" / "lab" / "tests" / "data" / "tune-vrate-phased.toml"
 
 
 @pytest.fixture(scope="session")

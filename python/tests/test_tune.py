@@ -5,7 +5,7 @@ vrate above 50 % floods it and the protected cgroup's p99 jumps to 12.8 ms)."""
 import pytest
 
 import blklab
-from conftest import TUNE_CASE, cli
+from conftest import TUNE_CASE, TUNE_PHASED, cli
 
 PINNED = dict(rpct=[90], rlat=[5000], min=[25, 40, 60, 80, 100], max=[25, 40, 60, 80, 100])
 
@@ -54,3 +54,17 @@ def test_report_page_has_the_trade_off_plot(tmp_path):
     assert "<svg" in page and "Pareto front" in page and r.recommended in page
     assert (tmp_path / "t.csv").read_text() == r.csv
     assert r.pareto["others_mbps"].is_monotonic_decreasing
+
+
+def test_phase_judges_only_the_measured_phase(blklab_bin):
+    # the hand-computed case with a warm-up phase instead of ramp_time
+    pinned = dict(rpct=[90], rlat=[5000], min=[25, 40, 60], max=[25, 40, 60])
+    r = blklab.tune_iocost(TUNE_PHASED, "/cgB", "p99<=5ms", progress=False, phase="measure",
+                           **pinned)
+    assert r.recommended is not None and r.recommended.split()[-1] == "max=40", r
+    out = cli(blklab_bin, "tune", "iocost", TUNE_PHASED, "--protect", "/cgB", "--target",
+              "p99<=5ms", "-q", "--phase", "measure", "--rpct", "90", "--rlat", "5000",
+              "--min", "25,40,60", "--max", "25,40,60")
+    assert f"io.cost.qos: {r.recommended}" in out
+    with pytest.raises(blklab.BlklabError, match="no such phase"):
+        blklab.tune_iocost(TUNE_PHASED, "/cgB", "p99<=5ms", progress=False, phase="steady")
