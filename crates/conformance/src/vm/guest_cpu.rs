@@ -106,6 +106,7 @@ pub fn trace_stop(rep: u32) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
     /// The task the event ran in.
+    pub comm: &'a str,
     pub pid: u32,
     pub ts_ns: u64,
     pub name: &'a str,
@@ -116,9 +117,9 @@ pub struct Event<'a> {
 pub fn parse_line(l: &str) -> Result<Event<'_>, String> {
     let open = l.find(" [").ok_or("no \" [CPU]\"")?;
     let who = l[..open].trim();
-    let pid = who
+    let (comm, pid) = who
         .rsplit_once('-')
-        .and_then(|(_, p)| p.parse().ok())
+        .and_then(|(c, p)| Some((c, p.parse().ok()?)))
         .ok_or_else(|| format!("no pid in \"{who}\""))?;
     let rest = &l[open + 2..];
     let close = rest.find("] ").ok_or("no \"]\" after the CPU")?;
@@ -143,6 +144,7 @@ pub fn parse_line(l: &str) -> Result<Event<'_>, String> {
         .split_once(": ")
         .unwrap_or((rest.trim_end_matches(':'), ""));
     Ok(Event {
+        comm,
         pid,
         ts_ns,
         name,
@@ -163,11 +165,26 @@ fn num(fields: &str, key: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("no {key}= in \"{fields}\""))
 }
 
-/// Whether a work function is the loop device's.
-fn loop_work(fields: &str) -> bool {
-    fields
-        .rsplit_once("function ")
-        .is_some_and(|(_, f)| f.trim().starts_with("loop_") && f.contains("workfn"))
+/// The work function of a `workqueue_execute_start`/`_end` event.
+fn work_fn(fields: &str) -> Option<&str> {
+    fields.rsplit_once("function ").map(|(_, f)| f.trim())
+}
+
+/// Whether a work function is the loop device's (`loop_workfn`,
+/// `loop_rootcg_workfn`).
+fn loop_work(f: &str) -> bool {
+    f.starts_with("loop_") && f.contains("workfn")
+}
+
+/// Wake-ups of one kind of kernel worker by fio tasks.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Wakes {
+    pub count: u64,
+    /// The very next switch took the CPU from the waking fio task while it
+    /// was runnable (`prev_state=R`): wake-up preemption.
+    pub preempting: u64,
+    /// Wake-up to switch-in (sum, ns).
+    pub latency_ns: u64,
 }
 
 /// What one trace window shows. Times in ns.
@@ -178,22 +195,36 @@ pub struct Split {
     pub ios: u64,
     /// On-CPU time of each group's fio tasks (group tag order).
     pub fio_ns: BTreeMap<String, u64>,
-    /// The loop worker inside its work function.
-    pub worker_ns: u64,
-    pub work_items: u64,
-    pub other_kthread_ns: u64,
+    /// Time inside each work function, and the items run.
+    pub work_ns: BTreeMap<String, u64>,
+    pub work_items: BTreeMap<String, u64>,
+    /// kworkers outside any work function (switching in and out).
+    pub kworker_other_ns: u64,
     pub idle_ns: u64,
     pub other_ns: u64,
-    /// Wake-ups of a loop worker by a fio task, and how many of them took
-    /// the CPU from that task at the next switch while it was runnable.
-    pub worker_wakeups: u64,
-    pub worker_preempts: u64,
-    /// Wake-up to run of the loop worker (sum, for the mean).
-    pub worker_latency_ns: u64,
-    /// Wake-ups of fio tasks while a loop worker ran, and how many of them
-    /// preempted it.
-    pub fio_wakeups_in_worker: u64,
-    pub fio_preempts_worker: u64,
+    /// Wake-ups of kworkers by fio tasks, by what the woken kworker ran in
+    /// the window (its work functions joined with `+`).
+    pub fio_wakes: BTreeMap<String, Wakes>,
+    /// fio tasks switched out while runnable, and how many of those saw a
+    /// loop work item end before they ran again (their request done while
+    /// they were still inside the call that issued it).
+    pub fio_preempted: u64,
+    pub fio_preempted_done: u64,
+    /// Wake-ups of fio tasks by kworkers, and how many took the CPU from
+    /// the waker at once.
+    pub fio_woken_by_kworker: u64,
+    pub fio_preempts_kworker: u64,
+}
+
+impl Split {
+    /// The CPU of the loop's work function(s).
+    pub fn loop_ns(&self) -> u64 {
+        self.work_ns
+            .iter()
+            .filter(|(f, _)| loop_work(f))
+            .map(|(_, n)| n)
+            .sum()
+    }
 }
 
 /// The split of one trace window: `procs` maps pids to their group's tag,
@@ -207,12 +238,22 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
         }
         ev.push(parse_line(l).map_err(|e| format!("line {}: {e}", n + 1))?);
     }
-    // the loop workers: the kworkers that ran the loop's work function
-    let workers: BTreeSet<u32> = ev
-        .iter()
-        .filter(|e| e.name == "workqueue_execute_start" && loop_work(e.fields))
-        .map(|e| e.pid)
-        .collect();
+    // the kworkers and the work functions each ran
+    let mut kworkers: BTreeMap<u32, BTreeSet<&str>> = BTreeMap::new();
+    for e in &ev {
+        if e.comm.starts_with("kworker") {
+            let fns = kworkers.entry(e.pid).or_default();
+            if e.name == "workqueue_execute_start" {
+                fns.extend(work_fn(e.fields));
+            }
+        }
+    }
+    let kind = |pid: u32| -> String {
+        match kworkers.get(&pid) {
+            Some(f) if !f.is_empty() => f.iter().copied().collect::<Vec<_>>().join("+"),
+            _ => "kworker".to_string(),
+        }
+    };
     let mut s = Split {
         window_ns: match (ev.first(), ev.last()) {
             (Some(a), Some(b)) => b.ts_ns - a.ts_ns,
@@ -225,19 +266,22 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
     }
     let mut cur: Option<u32> = ev.first().map(|e| e.pid);
     let mut since = ev.first().map_or(0, |e| e.ts_ns);
-    let mut in_work: BTreeSet<u32> = BTreeSet::new();
-    // pending wake-ups of workers: pid -> (ts, waker, switches seen before)
+    // the work function each kworker is inside
+    let mut in_work: BTreeMap<u32, String> = BTreeMap::new();
+    // pending wake-ups of kworkers by fio: pid -> (ts, waker, switches before)
     let mut pending: BTreeMap<u32, (u64, u32, u64)> = BTreeMap::new();
+    // preempted fio tasks -> whether a loop work item ended since
+    let mut preempted: BTreeMap<u32, bool> = BTreeMap::new();
     let mut switches = 0u64;
-    let charge = |s: &mut Split, pid: u32, in_work: &BTreeSet<u32>, ns: u64| {
+    let charge = |s: &mut Split, pid: u32, in_work: &BTreeMap<u32, String>, ns: u64| {
         if pid == 0 {
             s.idle_ns += ns;
         } else if let Some(tag) = procs.get(&pid) {
             *s.fio_ns.entry(tag.clone()).or_insert(0) += ns;
-        } else if in_work.contains(&pid) {
-            s.worker_ns += ns;
-        } else if workers.contains(&pid) {
-            s.other_kthread_ns += ns;
+        } else if let Some(f) = in_work.get(&pid) {
+            *s.work_ns.entry(f.clone()).or_insert(0) += ns;
+        } else if kworkers.contains_key(&pid) {
+            s.kworker_other_ns += ns;
         } else {
             s.other_ns += ns;
         }
@@ -247,20 +291,21 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
             "sched_switch" => {
                 let prev = num(e.fields, "prev_pid")?;
                 let next = num(e.fields, "next_pid")?;
-                let state = field(e.fields, "prev_state").unwrap_or("");
+                let runnable = field(e.fields, "prev_state").is_some_and(|v| v.starts_with('R'));
                 charge(&mut s, cur.unwrap_or(prev), &in_work, e.ts_ns - since);
                 if let Some((ts, waker, seen)) = pending.remove(&next) {
-                    s.worker_latency_ns += e.ts_ns - ts;
-                    if seen == switches && prev == waker && state.starts_with('R') {
-                        s.worker_preempts += 1;
+                    let w = s.fio_wakes.entry(kind(next)).or_default();
+                    w.latency_ns += e.ts_ns - ts;
+                    if seen == switches && prev == waker && runnable {
+                        w.preempting += 1;
                     }
                 }
-                if workers.contains(&prev)
-                    && in_work.contains(&prev)
-                    && state.starts_with('R')
-                    && procs.contains_key(&next)
-                {
-                    s.fio_preempts_worker += 1;
+                if runnable && procs.contains_key(&prev) {
+                    preempted.insert(prev, false);
+                }
+                if let Some(done) = preempted.remove(&next) {
+                    s.fio_preempted += 1;
+                    s.fio_preempted_done += done as u64;
                 }
                 switches += 1;
                 cur = Some(next);
@@ -268,29 +313,57 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
             }
             "sched_wakeup" => {
                 let target = num(e.fields, "pid")?;
-                if workers.contains(&target) && procs.contains_key(&e.pid) {
-                    s.worker_wakeups += 1;
+                if kworkers.contains_key(&target) && procs.contains_key(&e.pid) {
+                    s.fio_wakes.entry(kind(target)).or_default().count += 1;
                     pending.insert(target, (e.ts_ns, e.pid, switches));
-                } else if procs.contains_key(&target) && in_work.contains(&e.pid) {
-                    s.fio_wakeups_in_worker += 1;
+                } else if procs.contains_key(&target) && kworkers.contains_key(&e.pid) {
+                    s.fio_woken_by_kworker += 1;
                 }
             }
-            "workqueue_execute_start" | "workqueue_execute_end" => {
-                let start = e.name == "workqueue_execute_start";
-                if workers.contains(&e.pid) && (loop_work(e.fields) || !start) {
-                    charge(&mut s, e.pid, &in_work, e.ts_ns - since);
-                    since = e.ts_ns;
-                    if start {
-                        s.work_items += 1;
-                        in_work.insert(e.pid);
-                    } else {
-                        in_work.remove(&e.pid);
+            "workqueue_execute_start" | "workqueue_execute_end"
+                if kworkers.contains_key(&e.pid) =>
+            {
+                charge(&mut s, e.pid, &in_work, e.ts_ns - since);
+                since = e.ts_ns;
+                let f = work_fn(e.fields).unwrap_or("?");
+                if e.name == "workqueue_execute_start" {
+                    *s.work_items.entry(f.to_string()).or_insert(0) += 1;
+                    in_work.insert(e.pid, f.to_string());
+                } else {
+                    in_work.remove(&e.pid);
+                    if loop_work(f) {
+                        preempted.values_mut().for_each(|d| *d = true);
                     }
                 }
             }
             "block_rq_issue" => {
                 if e.fields.split_whitespace().next() == Some(dev.as_str()) {
                     s.ios += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    // a switch out of a kworker that preempted fio's waker is the other way
+    // round: count fio wake-ups that took the CPU from the kworker at once
+    let mut last_wake: Option<(u32, u32)> = None;
+    for e in &ev {
+        match e.name {
+            "sched_wakeup" => {
+                let target = num(e.fields, "pid")?;
+                last_wake = (procs.contains_key(&target) && kworkers.contains_key(&e.pid))
+                    .then_some((e.pid, target));
+            }
+            "sched_switch" => {
+                if let Some((waker, woken)) = last_wake.take() {
+                    let runnable =
+                        field(e.fields, "prev_state").is_some_and(|v| v.starts_with('R'));
+                    if runnable
+                        && num(e.fields, "prev_pid")? == waker
+                        && num(e.fields, "next_pid")? == woken
+                    {
+                        s.fio_preempts_kworker += 1;
+                    }
                 }
             }
             _ => {}
@@ -476,9 +549,10 @@ pub fn notes(
             per_io.join(", ")
         ));
     }
-    let (fio, kw, other) = snaps.task_ticks();
+    // fio has exited by the second snapshot: its time is cpu.stat's above
+    let (_, kw, other) = snaps.task_ticks();
     out.push(format!(
-        "guest CPU, run {rep} (/proc/PID/stat, ticks of 10 ms): fio {fio}, kworkers {kw}, other tasks {other}"
+        "guest CPU, run {rep} (/proc/PID/stat of the tasks alive at both snapshots, ticks of 10 ms): kworkers {kw}, other tasks {other}"
     ));
     let Some(trace) = trace else {
         out.push(format!("guest sched trace, run {rep}: none"));
@@ -502,11 +576,6 @@ pub fn notes(
 pub fn describe(rep: u32, s: &Split) -> String {
     let io = s.ios as f64;
     let us = |ns: u64| ns as f64 / io / 1e3;
-    let fio: Vec<String> = s
-        .fio_ns
-        .iter()
-        .map(|(t, ns)| format!("fio /{t} {:.2}", us(*ns)))
-        .collect();
     let pct = |a: u64, b: u64| {
         if b == 0 {
             f64::NAN
@@ -514,25 +583,50 @@ pub fn describe(rep: u32, s: &Split) -> String {
             100.0 * a as f64 / b as f64
         }
     };
+    let mut cpu: Vec<String> = s
+        .fio_ns
+        .iter()
+        .map(|(t, ns)| format!("fio /{t} {:.2}", us(*ns)))
+        .collect();
+    for (f, ns) in &s.work_ns {
+        cpu.push(format!(
+            "{f} {:.2} ({:.2} items)",
+            us(*ns),
+            s.work_items.get(f).copied().unwrap_or(0) as f64 / io
+        ));
+    }
+    cpu.push(format!(
+        "kworkers outside work {:.2}",
+        us(s.kworker_other_ns)
+    ));
+    cpu.push(format!("other tasks {:.2}", us(s.other_ns)));
+    cpu.push(format!("idle {:.2}", us(s.idle_ns)));
+    let wakes: Vec<String> = s
+        .fio_wakes
+        .iter()
+        .map(|(k, w)| {
+            format!(
+                "{k} {} times, {:.1} % preempting fio at once, {:.1} µs to run",
+                w.count,
+                pct(w.preempting, w.count),
+                if w.count > 0 {
+                    w.latency_ns as f64 / w.count as f64 / 1e3
+                } else {
+                    f64::NAN
+                }
+            )
+        })
+        .collect();
     format!(
-        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}, loop worker {:.2} ({:.2} work items per request), its kworker outside the work {:.2}, other tasks {:.2}, idle {:.2}; loop worker woken by fio {} times, {:.1} % preempting fio at once (CFS wake-up preemption), wake-to-run {:.1} µs mean; fio woken from the worker {} times, {:.1} % preempting it",
+        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them",
         s.window_ns as f64 / 1e6,
         s.ios,
-        fio.join(", "),
-        us(s.worker_ns),
-        s.work_items as f64 / io,
-        us(s.other_kthread_ns),
-        us(s.other_ns),
-        us(s.idle_ns),
-        s.worker_wakeups,
-        pct(s.worker_preempts, s.worker_wakeups),
-        if s.worker_wakeups > 0 {
-            s.worker_latency_ns as f64 / s.worker_wakeups as f64 / 1e3
-        } else {
-            f64::NAN
-        },
-        s.fio_wakeups_in_worker,
-        pct(s.fio_preempts_worker, s.fio_wakeups_in_worker),
+        cpu.join(", "),
+        if wakes.is_empty() { "none".to_string() } else { wakes.join("; ") },
+        s.fio_preempted,
+        pct(s.fio_preempted_done, s.fio_preempted),
+        s.fio_woken_by_kworker,
+        s.fio_preempts_kworker,
     )
 }
 
@@ -575,8 +669,10 @@ mod tests {
             (e.pid, e.ts_ns, e.name),
             (40, 100_000_004_000, "workqueue_execute_start")
         );
-        assert!(loop_work(e.fields));
-        assert!(!loop_work("work struct 0000: function vmstat_update"));
+        assert_eq!(e.comm, "kworker/u2:1");
+        assert_eq!(work_fn(e.fields), Some("loop_workfn"));
+        assert!(loop_work("loop_rootcg_workfn"));
+        assert!(!loop_work("vmstat_update"));
         // a comm with a dash keeps its pid
         let e = parse_line("  kworker/0:1H-kblockd-9 [000] d..2.  1.000001: x: y=1").unwrap();
         assert_eq!((e.pid, e.fields), (9, "y=1"));
@@ -594,26 +690,60 @@ mod tests {
         let s = split(TRACE, &procs(), "7:0").unwrap();
         assert_eq!(s.window_ns, 20_000);
         assert_eq!(s.ios, 2, "the other device's request is not counted");
-        // /A: 0-3; /B: 7-14; worker inside loop_workfn: 4-6 and 16-18;
-        // the kworker outside it: 3-4, 6-7, 15-16, 18-20; idle 14-15
+        // /A: 0-3; /B: 7-14; inside loop_workfn: 4-6 and 16-18; the
+        // kworker outside it: 3-4, 6-7, 15-16, 18-20; idle 14-15
         assert_eq!(s.fio_ns["A"], 3_000);
         assert_eq!(s.fio_ns["B"], 7_000);
-        assert_eq!(s.worker_ns, 4_000);
-        assert_eq!(s.other_kthread_ns, 5_000);
+        assert_eq!(s.loop_ns(), 4_000);
+        assert_eq!(s.work_items["loop_workfn"], 2);
+        assert_eq!(s.kworker_other_ns, 5_000);
         assert_eq!(s.idle_ns, 1_000);
-        assert_eq!(s.work_items, 2);
         // two wake-ups of the worker by fio, the first preempting /A at once
-        assert_eq!((s.worker_wakeups, s.worker_preempts), (2, 1));
-        assert_eq!(s.worker_latency_ns, 2_000 + 4_000);
+        let w = s.fio_wakes["loop_workfn"];
+        assert_eq!((w.count, w.preempting, w.latency_ns), (2, 1, 6_000));
+        // /A was preempted and its request done before it ran again (it
+        // does not run again in the window: not counted)
+        assert_eq!((s.fio_preempted, s.fio_preempted_done), (0, 0));
         // /B woken from the worker, without preempting it
-        assert_eq!((s.fio_wakeups_in_worker, s.fio_preempts_worker), (1, 0));
+        assert_eq!((s.fio_woken_by_kworker, s.fio_preempts_kworker), (1, 0));
         let d = describe(0, &s);
         assert!(d.contains("2 requests"), "{d}");
+        assert!(d.contains("loop_workfn 2.00 (1.00 items)"), "{d}");
         assert!(
-            d.contains("loop worker 2.00 (1.00 work items per request)"),
+            d.contains("loop_workfn 2 times, 50.0 % preempting fio at once, 3.0 µs to run"),
             "{d}"
         );
-        assert!(d.contains("woken by fio 2 times, 50.0 % preempting"), "{d}");
+    }
+
+    /// 30 lines of a built-6.1-hz1000 guest's trace (bfq-800-100-1j-qd32,
+    /// run 1; /A's fio is pid 1135, /B's 1136): every request is
+    /// dispatched by kblockd's `blk_mq_run_work_fn` (kworker/0:1H, nice
+    /// -20), woken by fio and preempting it at once; kblockd wakes the loop
+    /// worker, which runs when kblockd sleeps; fio runs again after.
+    const GUEST: &str = include_str!("testdata/sched-6.1-hz1000-qd32.trace");
+
+    #[test]
+    fn a_captured_guest_window_shows_kblockd_preempting_fio() {
+        let procs = [(1135, "A"), (1136, "B")]
+            .into_iter()
+            .map(|(p, g)| (p, g.to_string()))
+            .collect();
+        let s = split(GUEST, &procs, "7:2").unwrap();
+        // computed by hand from the lines' µs timestamps
+        assert_eq!((s.window_ns, s.ios), (81_000, 3));
+        assert_eq!((s.fio_ns["A"], s.fio_ns["B"]), (24_000, 13_000));
+        assert_eq!(s.work_ns["blk_mq_run_work_fn"], 16_000);
+        assert_eq!(s.loop_ns(), 12_000);
+        assert_eq!(s.kworker_other_ns, 16_000);
+        assert_eq!(s.other_ns + s.idle_ns, 0);
+        let w = s.fio_wakes["blk_mq_run_work_fn"];
+        assert_eq!((w.count, w.preempting, w.latency_ns), (3, 3, 3_000));
+        assert!(
+            !s.fio_wakes.contains_key("loop_workfn"),
+            "fio never wakes the loop worker"
+        );
+        // /A, preempted at .857190, ran again at .857205 after loop work ended
+        assert_eq!((s.fio_preempted, s.fio_preempted_done), (1, 1));
     }
 
     #[test]
@@ -651,7 +781,7 @@ task 1 78 (sh) S 1 78 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 0
             n[1].contains("/A 10.00 µs per I/O (3.00 s), /B 10.00 µs per I/O"),
             "{n:?}"
         );
-        assert!(n[2].contains("fio 300, kworkers 60"), "{n:?}");
+        assert!(n[2].contains("kworkers 60, other tasks 0"), "{n:?}");
         for bad in [
             "stat 2 cpu 1",
             "stat 0 cpux 1",
