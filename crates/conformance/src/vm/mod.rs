@@ -13,6 +13,7 @@
 //! that same speed.
 
 pub mod guest_cpu;
+pub mod sched_trace;
 pub mod script;
 
 use std::path::PathBuf;
