@@ -325,6 +325,13 @@ fn guest_runs(
     ))
 }
 
+/// The text of file `f` the guest left for the case, if any.
+fn guest_file(r: &blklab_vm::CaseResult, f: &str) -> Option<String> {
+    r.files
+        .get(f)
+        .map(|b| String::from_utf8_lossy(b).to_string())
+}
+
 /// The guest's CPU accounting of every repetition as report lines
 /// (guest_cpu.rs), each group's I/O count being its jobs' IOPS × runtime.
 fn cpu_notes(
@@ -335,11 +342,7 @@ fn cpu_notes(
     runs: &[Vec<Metrics>],
     device: &Device,
 ) -> Vec<String> {
-    let text = |f: &str| {
-        r.files
-            .get(f)
-            .map(|b| String::from_utf8_lossy(b).to_string())
-    };
+    let text = |f: &str| guest_file(r, f);
     let mut out = Vec::new();
     for rep in 0..repeat.max(1) {
         let mut ios = std::collections::BTreeMap::new();
@@ -380,11 +383,7 @@ fn io_stat_notes(
         let no = l.split_whitespace().next().unwrap_or("");
         no == device.devno || device.lower.as_ref().is_some_and(|(_, ln)| ln == no)
     };
-    let text = |f: &str| {
-        r.files
-            .get(f)
-            .map(|b| String::from_utf8_lossy(b).to_string())
-    };
+    let text = |f: &str| guest_file(r, f);
     let mut out = Vec::new();
     for rep in 0..repeat.max(1) {
         for (g, _) in &case.groups {
