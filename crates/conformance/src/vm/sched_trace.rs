@@ -250,10 +250,8 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
                     }
                 }
             }
-            "block_rq_issue" => {
-                if e.fields.split_whitespace().next() == Some(dev.as_str()) {
-                    s.ios += 1;
-                }
+            "block_rq_issue" if e.fields.split_whitespace().next() == Some(dev.as_str()) => {
+                s.ios += 1;
             }
             _ => {}
         }

@@ -309,7 +309,7 @@ impl Cpus {
             return None;
         }
         let tk = &self.tasks[t as usize];
-        let Some(c) = tk.on else { return None };
+        let c = tk.on?;
         if now - tk.got_at < SLICE_NS && !self.cpus[c as usize].resched {
             return None;
         }
