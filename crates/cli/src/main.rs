@@ -236,6 +236,12 @@ struct ConformanceArgs {
     /// experiment: the judged figures use the default.
     #[arg(long, default_value = "nullb")]
     sim_loop: blklab_conformance::sim::LoopAs,
+    /// With --sim-cpus > 0: a woken loop worker preempts the fio task on
+    /// its CPU at the end of its current burst (`[host] wakeup_preempt`,
+    /// CFS wake-up preemption, as traced in the QEMU guests). An
+    /// experiment: the judged figures use the default (off).
+    #[arg(long)]
+    sim_wakeup_preempt: bool,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -680,6 +686,9 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             print!("{}", blklab_core::drivers::cloud::presets::table());
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Conformance(a) if a.sim_wakeup_preempt && a.sim_cpus == 0 => Err(anyhow!(
+            "--sim-wakeup-preempt needs --sim-cpus > 0 (the free host has no CPU to preempt)"
+        )),
         Cmd::Conformance(a) => Ok(ExitCode::from(conformance_cmd::main(
             &conformance_cmd::Args {
                 cases: a.cases,
@@ -692,6 +701,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     cpus: a.sim_cpus,
                     capped: a.sim_capped_disk,
                     loop_as: a.sim_loop,
+                    wakeup_preempt: a.sim_wakeup_preempt,
                 },
                 show: a.show,
                 kernel: a.kernel,

@@ -456,12 +456,13 @@ const BFQ_TOL: [Option<Tolerance>; 8] = [None; 8];
 const BFQ_SHAPES: [(u32, u32, Option<f64>); 3] = [(1, 1, None), (1, 32, None), (4, 8, Some(6.0))];
 
 /// The group-share check of `case`: the bfq cases weigh /A against /B.
-/// In the QEMU guest every shape is reported: its one vCPU runs fio, the
-/// loop worker and the completions, so a request of /B injected while /A
-/// idles delays /A's next request by the CPU it takes, and
-/// `bfq_update_inject_limit` keeps the limit at 0-1 (the real split stays
-/// at 88-90 %); the simulator has no CPU contention, the limit grows and
-/// /B gets about half.
+/// In the QEMU guest every shape is reported: its one vCPU runs fio,
+/// kblockd and the loop worker (measured per repetition, vm/guest_cpu.rs:
+/// each request is served while fio is preempted inside its submit), the
+/// real bfq holds /B's QD1 request while it idles for /A (88-90 %), and
+/// the simulator given the same CPU split and order (`--sim-cpus 1`,
+/// `--sim-loop worker:NS`, `--sim-wakeup-preempt`) still lets /B through
+/// about half the time (docs/fidelity/bfq.md, "QEMU, measured split").
 pub fn share_check(case: &Case) -> Option<crate::share::ShareCheck> {
     let (_, _, tol) = BFQ_SHAPES
         .iter()

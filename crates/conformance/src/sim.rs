@@ -79,6 +79,10 @@ pub struct SimChoices {
     pub cpus: u32,
     pub capped: CappedAs,
     pub loop_as: LoopAs,
+    /// The scenario's `[host] wakeup_preempt` (with cpus > 0): a woken loop
+    /// worker preempts the fio task on its CPU, as the QEMU guests' traces
+    /// show (`--sim-wakeup-preempt`; vm/guest_cpu.rs).
+    pub wakeup_preempt: bool,
 }
 
 /// The parent group of the case's groups in the stacked expression: io.max
@@ -192,6 +196,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
     if dev.sim.cpus > 0 {
         let _ = writeln!(s, "\n[host]\ncpus = {}", dev.sim.cpus);
+        if dev.sim.wakeup_preempt {
+            let _ = writeln!(s, "wakeup_preempt = true");
+        }
     }
     if !dev.switches.is_empty() {
         let _ = writeln!(s, "\n[run.switches]");
@@ -435,7 +442,8 @@ mod tests {
             SimChoices {
                 cpus: 0,
                 capped: CappedAs::Stacked,
-                loop_as: LoopAs::Nullb
+                loop_as: LoopAs::Nullb,
+                wakeup_preempt: false,
             }
         );
     }

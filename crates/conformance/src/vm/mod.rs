@@ -12,6 +12,8 @@
 //! the emulated CPU's, and the raw-speed probe gives the simulated device
 //! that same speed.
 
+pub mod guest_cpu;
+pub mod sched_trace;
 pub mod script;
 
 use std::path::PathBuf;
@@ -196,7 +198,9 @@ pub fn run_kernel(
             (None, None) => Err(HostError::Failed(
                 "the guest never reported this case".into(),
             )),
-            (None, Some(r)) => guest_runs(c, r, opts.repeat, failure.as_deref()),
+            (None, Some(r)) => {
+                guest_runs(c, r, opts.repeat, c.runtime(opts.quick), failure.as_deref())
+            }
         };
         let (real, dev) = match guest {
             Ok((runs, rotational)) => {
@@ -232,6 +236,7 @@ fn guest_runs(
     case: &Case,
     r: &blklab_vm::CaseResult,
     repeat: u32,
+    runtime_s: u32,
     boot_failure: Option<&str>,
 ) -> Result<(RealRuns, bool), HostError> {
     if !r.succeeded() {
@@ -299,7 +304,10 @@ fn guest_runs(
         }
         Ok(all)
     });
-    let io_stat = io_stat_notes(case, r, repeat, &device);
+    let mut io_stat = io_stat_notes(case, r, repeat, &device);
+    if script::traces_cpu(case) {
+        io_stat.extend(cpu_notes(case, r, repeat, runtime_s, &runs, &device));
+    }
     let rotational = kv("rotational").as_deref() == Some("1");
     let dio = kv("dio").unwrap_or_default();
     Ok((
@@ -315,6 +323,44 @@ fn guest_runs(
         },
         rotational,
     ))
+}
+
+/// The text of file `f` the guest left for the case, if any.
+fn guest_file(r: &blklab_vm::CaseResult, f: &str) -> Option<String> {
+    r.files
+        .get(f)
+        .map(|b| String::from_utf8_lossy(b).to_string())
+}
+
+/// The guest's CPU accounting of every repetition as report lines
+/// (guest_cpu.rs), each group's I/O count being its jobs' IOPS × runtime.
+fn cpu_notes(
+    case: &Case,
+    r: &blklab_vm::CaseResult,
+    repeat: u32,
+    runtime_s: u32,
+    runs: &[Vec<Metrics>],
+    device: &Device,
+) -> Vec<String> {
+    let text = |f: &str| guest_file(r, f);
+    let mut out = Vec::new();
+    for rep in 0..repeat.max(1) {
+        let mut ios = std::collections::BTreeMap::new();
+        for (j, m) in case.jobs.iter().zip(runs) {
+            if let Some(m) = m.get(rep as usize) {
+                *ios.entry(script::group_tag(&j.cgroup)).or_insert(0.0) +=
+                    m.get(crate::metrics::Metric::Iops) * runtime_s as f64;
+            }
+        }
+        out.extend(guest_cpu::notes(
+            rep,
+            text(&guest_cpu::cpu_file(rep)).as_deref(),
+            text(&guest_cpu::trace_file(rep)).as_deref(),
+            &ios,
+            &device.devno,
+        ));
+    }
+    out
 }
 
 /// The value of `key` in an io.stat line (`MAJ:MIN k=v k=v ...`).
@@ -337,11 +383,7 @@ fn io_stat_notes(
         let no = l.split_whitespace().next().unwrap_or("");
         no == device.devno || device.lower.as_ref().is_some_and(|(_, ln)| ln == no)
     };
-    let text = |f: &str| {
-        r.files
-            .get(f)
-            .map(|b| String::from_utf8_lossy(b).to_string())
-    };
+    let text = |f: &str| guest_file(r, f);
     let mut out = Vec::new();
     for rep in 0..repeat.max(1) {
         for (g, _) in &case.groups {

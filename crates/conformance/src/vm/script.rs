@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 
 use crate::cases::{Case, HostDevice};
 use crate::loop_device::FILE_BYTES;
+use crate::vm::guest_cpu;
 
 /// The device the raw-speed probe and every case's backing file use.
 const IMG: &str = "\"$BLKLAB_TMP/case.img\"";
@@ -96,6 +97,13 @@ const DEBUG_STATS: &str = "/sys/module/blk_cgroup/parameters/blkcg_debug_stats";
 /// tracefs, mounted by blklab-vm's /init.
 const TRACEFS: &str = "/sys/kernel/tracing";
 
+/// Whether the script captures the guest's CPU accounting and a scheduler
+/// trace (guest_cpu.rs): the bfq cases, whose split depends on how the one
+/// vCPU is shared, and never with the QoS trace (one tracefs buffer).
+pub fn traces_cpu(case: &Case) -> bool {
+    case.need == crate::cases::Need::Bfq && !case.trace_qos
+}
+
 /// The script realising `case` (its `idx`-th place in the run) for
 /// `runtime_s` seconds per run, `repeat` runs.
 pub fn case_script(case: &Case, idx: usize, runtime_s: u32, repeat: u32) -> Result<String, String> {
@@ -167,6 +175,7 @@ echo +io > "$P/cgroup.subtree_control""#,
     }
     let _ = writeln!(s, "echo 1 > {DEBUG_STATS} 2>/dev/null || true");
     let series = case.need == crate::cases::Need::IoLatency;
+    let trace_cpu = traces_cpu(case);
     let n = case.jobs.len();
     for r in 0..repeat.max(1) {
         // a fresh start barrier per repetition
@@ -241,8 +250,24 @@ echo +io > "$P/cgroup.subtree_control""#,
             );
         }
         let _ = writeln!(s, "blk_barrier_release {n}");
+        let cpu_groups: Vec<(String, String)> = if trace_cpu {
+            case.groups
+                .iter()
+                .map(|(g, _)| (group_tag(g), dir(g)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if trace_cpu {
+            s += &guest_cpu::snapshot(0, r, &cpu_groups);
+            s += &guest_cpu::trace_start();
+        }
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
+        }
+        if trace_cpu {
+            s += &guest_cpu::trace_stop(r);
+            s += &guest_cpu::snapshot(1, r, &cpu_groups);
         }
         if series {
             let _ = writeln!(
@@ -362,6 +387,33 @@ mod tests {
             t.contains("iostat.A.r1") && !t.contains("iostat-series"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn bfq_cases_capture_the_cpu_split_of_each_repetition() {
+        let s = script("bfq-800-100-1j-qd1");
+        if let Ok(p) = std::env::var("BLKLAB_DUMP_SCRIPT") {
+            std::fs::write(p, &s).unwrap();
+        }
+        let release = s.find("blk_barrier_release").unwrap();
+        for r in 0..2 {
+            let cpu = format!(">> \"$BLKLAB_OUT/{}\"", guest_cpu::cpu_file(r));
+            // two snapshots per repetition: at the release and after the jobs
+            assert_eq!(s.matches(&cpu).count(), 2, "{s}");
+            assert!(s.contains(&format!("> \"$BLKLAB_OUT/{}\"", guest_cpu::trace_file(r))));
+        }
+        let first = s.find("stat 0 $(head -n1 /proc/stat)").unwrap();
+        assert!(release < first, "{s}");
+        assert!(
+            s.contains("procs A $(tr '\\n' ' ' < \"$P\"/A/cgroup.procs)"),
+            "{s}"
+        );
+        // the buffer is bounded and stops when full
+        assert!(s.contains("echo 4096 > $T/buffer_size_kb && echo 0 > $T/options/overwrite"));
+        assert!(s.contains("usleep 50000; echo 0 > $T/tracing_on"));
+        // the last wait precedes the trace's end
+        assert!(s.rfind("wait \"$pid1\"").unwrap() < s.rfind("wait \"$tracer\"").unwrap());
+        assert!(!script("throttle-riops").contains("sched_switch"));
     }
 
     #[test]

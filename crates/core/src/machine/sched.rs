@@ -69,7 +69,8 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
                 k.clk.q.push(t, Ev::Job(j));
                 return true;
             }
-            // it used its slice while others wait: it goes on later
+            // it used its slice while others wait, or a woken kernel thread
+            // preempts it: it goes on later
             if let Some((next, t)) = k.cpus.preempt(j, now) {
                 wl.set_wake(j, IN_RUN_QUEUE);
                 k.task_runs(wl, next, t);

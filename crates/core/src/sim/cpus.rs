@@ -51,6 +51,10 @@ pub struct HostCpus {
     /// pending timer, an I/O scheduler's timer).
     pub timer_ns: Ns,
     pub timer_tail_ns: Ns,
+    /// Wake-up preemption of fio tasks by woken kernel threads (the loop
+    /// workers): see [`Cpus::wake`]. Off by default (a woken task waits its
+    /// turn in the FIFO run queue).
+    pub wakeup_preempt: bool,
 }
 
 impl HostCpus {
@@ -73,7 +77,8 @@ impl HostCpus {
 /// A task that has held its CPU this long while others wait is preempted
 /// at the end of its burst: `sysctl_sched_latency` (6 ms) shared by two
 /// runnable tasks, the slice of CFS (6.1) on a 1-CPU host (simplified: one
-/// slice whatever the number of tasks and CPUs; no wake-up preemption).
+/// slice whatever the number of tasks and CPUs; wake-up preemption only
+/// with `wakeup_preempt`, [`Cpus::wake`]).
 pub const SLICE_NS: Ns = 3_000_000;
 
 /// Default completion interrupt + block softirq per request, ns: the BLOCK
@@ -99,6 +104,9 @@ struct Cpu {
     task: Option<TaskId>,
     /// Its interrupt work (hardirq + softirq) is busy until then.
     irq_busy_until: Ns,
+    /// Its task must give it up at the end of its current burst: a woken
+    /// kernel thread preempts it (`resched_curr`, `wakeup_preempt`).
+    resched: bool,
     /// Interrupt time it has done since the start (taken from whatever task
     /// held it then).
     stolen_ns: Ns,
@@ -129,6 +137,8 @@ struct TaskCpu {
     sys_ns: Ns,
     /// Times it blocked (voluntary context switches).
     ctx: u64,
+    /// A kernel thread ([`Cpus::add_task`]).
+    kthread: bool,
 }
 
 /// What became of a task that was woken.
@@ -184,6 +194,7 @@ impl Cpus {
         let wake = self.draw(self.cfg.wake_ns, self.cfg.wake_tail_ns);
         let cpu = &mut self.cpus[c as usize];
         cpu.task = Some(t);
+        cpu.resched = false;
         let start = now.max(cpu.irq_busy_until);
         let stolen = cpu.stolen_ns;
         let tk = &mut self.tasks[t as usize];
@@ -202,6 +213,23 @@ impl Cpus {
     /// Task `t` becomes runnable at `now` (`try_to_wake_up`) with `burst_ns`
     /// of work to do once it runs: it takes an idle CPU, its last one if
     /// idle, or queues.
+    ///
+    /// With `wakeup_preempt`, a kernel thread that finds no idle CPU
+    /// preempts an fio task: mirrors CFS's `check_preempt_wakeup`
+    /// (kernel/sched/fair.c; `check_preempt_wakeup_fair` under EEVDF from
+    /// 6.6) deciding for the woken task and `resched_curr` marking the CPU.
+    /// The decision is simplified to "a kernel thread always wins": a loop
+    /// worker uses a small part of the CPU the fio tasks use, so at each
+    /// wake-up `place_entity` gives it the queue's `min_vruntime` less half
+    /// of `sched_latency` (3 ms on one CPU), more than the 1 ms wake-up
+    /// granularity ahead of the running task. The woken thread goes to the
+    /// front of the run queue and the CPU (the thread's last one if an fio
+    /// task holds it, else the lowest numbered held by one) is taken from
+    /// its task at the end of that task's current burst: the next
+    /// preemption point of a PREEMPT_VOLUNTARY kernel in the submit path is
+    /// the return to user space (`exit_to_user_mode_loop`), not the wake-up
+    /// itself (simplified: no `cond_resched` inside the call). A woken fio
+    /// task never preempts (its vruntime is not far behind).
     pub fn wake(&mut self, t: TaskId, now: Ns, burst_ns: Ns) -> Woken {
         let tk = &mut self.tasks[t as usize];
         if tk.on.is_some() {
@@ -223,10 +251,34 @@ impl Cpus {
             Some(c) => Woken::Runs(self.assign(c, t, now)),
             None => {
                 self.tasks[t as usize].queued = true;
-                self.runq.push_back(t);
+                match self.preempt_target(t) {
+                    Some(c) => {
+                        self.cpus[c as usize].resched = true;
+                        self.runq.push_front(t);
+                    }
+                    None => self.runq.push_back(t),
+                }
                 Woken::Queued
             }
         }
+    }
+
+    /// The CPU a woken task `t` preempts (`wakeup_preempt`): only a kernel
+    /// thread preempts, and only an fio task; the thread's last CPU first.
+    fn preempt_target(&self, t: TaskId) -> Option<u32> {
+        if !self.cfg.wakeup_preempt || !self.tasks[t as usize].kthread {
+            return None;
+        }
+        let fio_on = |c: u32| {
+            self.cpus[c as usize]
+                .task
+                .is_some_and(|h| !self.tasks[h as usize].kthread)
+        };
+        let last = self.tasks[t as usize].last;
+        if fio_on(last) {
+            return Some(last);
+        }
+        (0..self.cpus.len() as u32).find(|&c| fio_on(c))
     }
 
     /// The planned end of task `t`'s burst is `now`: if interrupts took time
@@ -247,16 +299,18 @@ impl Cpus {
     }
 
     /// At the end of a burst of task `t`: when it has held its CPU for a
-    /// slice and others wait, it is preempted (`scheduler_tick` →
-    /// `resched_curr`, taken at the burst's end): it goes to the back of the
-    /// run queue and the first waiting task gets the CPU (returned with the
-    /// end of that task's first burst).
+    /// slice and others wait, or a woken kernel thread marked its CPU
+    /// (`wakeup_preempt`), it is preempted (`scheduler_tick` or
+    /// `check_preempt_wakeup` → `resched_curr`, taken at the burst's end):
+    /// it goes to the back of the run queue and the first waiting task gets
+    /// the CPU (returned with the end of that task's first burst).
     pub fn preempt(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
         if self.runq.is_empty() {
             return None;
         }
         let tk = &self.tasks[t as usize];
-        if tk.on.is_none() || now - tk.got_at < SLICE_NS {
+        let c = tk.on?;
+        if now - tk.got_at < SLICE_NS && !self.cpus[c as usize].resched {
             return None;
         }
         let (next, end) = self.block(t, now).expect("others wait");
@@ -268,7 +322,10 @@ impl Cpus {
     /// A kernel thread (a loop worker) gets the next task number, after
     /// the fio jobs and earlier kernel threads; it starts blocked.
     pub fn add_task(&mut self) -> TaskId {
-        self.tasks.push(TaskCpu::default());
+        self.tasks.push(TaskCpu {
+            kthread: true,
+            ..TaskCpu::default()
+        });
         (self.tasks.len() - 1) as TaskId
     }
 
@@ -436,6 +493,41 @@ mod tests {
         assert_eq!(h.continue_burst(kt, 6_000, 2_000), 8_000);
         assert_eq!(h.block(kt, 8_000), None);
         assert_eq!(h.usage(kt, 8_000), (6_000, 1));
+    }
+
+    #[test]
+    fn a_woken_kernel_thread_preempts_an_fio_task_at_its_burst_end() {
+        for preempt in [false, true] {
+            let mut h = Cpus::new(
+                HostCpus {
+                    wakeup_preempt: preempt,
+                    ..host(1).cfg
+                },
+                3,
+                1,
+            );
+            let kt = h.add_task();
+            // task 0 runs, task 1 waits, then the kernel thread is woken
+            assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
+            assert_eq!(h.wake(1, 100, 1_000), Woken::Queued);
+            assert_eq!(h.wake(kt, 200, 4_000), Woken::Queued);
+            if !preempt {
+                // today's behaviour: FIFO, no preemption before the slice
+                assert_eq!(h.preempt(0, 1_500), None);
+                assert_eq!(h.block(0, 1_500), Some((1, 1_500 + 500 + 1_000)));
+                continue;
+            }
+            // the thread jumps the queue and takes the CPU at the burst's
+            // end, though task 0 is far from its slice
+            assert_eq!(h.preempt(0, 1_500), Some((kt, 1_500 + 500 + 4_000)));
+            assert_eq!(h.usage(0, 1_500).1, 1, "an involuntary switch");
+            // task 0 queues behind task 1
+            assert_eq!(h.block(kt, 6_000), Some((1, 6_000 + 500 + 1_000)));
+            assert_eq!(h.block(1, 7_500), Some((0, 7_500 + 500)));
+            // a woken fio task never preempts
+            assert_eq!(h.wake(1, 7_600, 0), Woken::Queued);
+            assert_eq!(h.preempt(0, 8_000), None);
+        }
     }
 
     #[test]

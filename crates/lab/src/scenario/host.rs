@@ -24,6 +24,9 @@ pub(super) struct RawHost {
     wake_tail_ns: Option<Spanned<toml::Value>>,
     timer_ns: Option<Spanned<toml::Value>>,
     timer_tail_ns: Option<Spanned<toml::Value>>,
+    /// A woken kernel thread preempts the fio task on its CPU (CFS wake-up
+    /// preemption; default false).
+    wakeup_preempt: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -125,6 +128,18 @@ impl Builder<'_> {
             wake_tail_ns: self.host_cost("wake_tail_ns", &h.wake_tail_ns, 0),
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
+            wakeup_preempt: match &h.wakeup_preempt {
+                None => false,
+                Some(v) => match v.get_ref() {
+                    toml::Value::Boolean(b) => *b,
+                    other => self
+                        .err(
+                            &v.span(),
+                            format!("host.wakeup_preempt = {other}: expected true or false"),
+                        )
+                        .unwrap_or(false),
+                },
+            },
         };
         if nr == 0 {
             // the free host has no CPUs to charge: a cost there would be ignored
@@ -135,6 +150,7 @@ impl Builder<'_> {
                 ("wake_tail_ns", &h.wake_tail_ns),
                 ("timer_ns", &h.timer_ns),
                 ("timer_tail_ns", &h.timer_tail_ns),
+                ("wakeup_preempt", &h.wakeup_preempt),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
@@ -197,6 +213,9 @@ mod tests {
                 ..HostCpus::measured(2)
             }
         );
+        assert!(!c.cpus.wakeup_preempt, "off unless asked for");
+        let c = parse("[host]\ncpus = 1\nwakeup_preempt = true\n").unwrap();
+        assert!(c.cpus.wakeup_preempt);
     }
 
     #[test]
@@ -228,6 +247,17 @@ mod tests {
                 &["t.toml:4:13", "also set in [run] at t.toml:2:13"],
             ),
             ("[host]\ncpu = 2\n", &["t.toml:2:1", "unknown field `cpu`"]),
+            (
+                "[host]\ncpus = 1\nwakeup_preempt = 1\n",
+                &[
+                    "t.toml:3:18",
+                    "host.wakeup_preempt = 1: expected true or false",
+                ],
+            ),
+            (
+                "[host]\nwakeup_preempt = true\n",
+                &["t.toml:2:18", "host.wakeup_preempt needs cpus > 0"],
+            ),
         ];
         for (text, want) in cases {
             let e = parse(text).expect_err(text);
