@@ -38,6 +38,8 @@ mod wait;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_joint;
 
 use std::collections::BTreeSet;
 
