@@ -208,3 +208,29 @@ fn the_iops_check_short_circuited_in_6_1() {
         assert_eq!(h.th.may_dispatch_joint(c, &rem, 100), (false, 100), "{era}");
     }
 }
+
+/// A REQ_META bio over the limit: 6.12 (like today) lets it pass and
+/// charges it (`bio_issue_as_root_blkg`, a debt the next bios pay); 6.1
+/// queues it like any bio. riops=10: the first window earns 1 IO.
+#[test]
+fn meta_bios_pass_over_the_limit_from_6_3() {
+    for (era, meta_queued) in [
+        ("joint-fifo", true),
+        ("joint-fifo-min-wait", false),
+        ("current", false),
+    ] {
+        let mut h = H::new(1000, era, "100ms", false, &[("/c", "253:1 riops=10")]);
+        let c = h.cg("/c");
+        let mut b = bio(c, Op::Read, 4096);
+        assert!(!h.submit(0, 0, &mut b), "{era}");
+        let mut m = bio(c, Op::Read, 4096);
+        m.flags.meta = true;
+        assert_eq!(h.submit(0, 1, &mut m), meta_queued, "{era}");
+        // 2 IOs charged (6.12) or 1 with the meta bio waiting (6.1): either
+        // way the next bio waits
+        let mut b = bio(c, Op::Read, 4096);
+        assert!(h.submit(0, 2, &mut b), "{era}");
+        let io_disp = h.th.tgs[c as usize].io_disp[0];
+        assert_eq!(io_disp, if meta_queued { 1 } else { 2 }, "{era}");
+    }
+}
