@@ -42,7 +42,7 @@ pub const SWITCHES: &[SwitchDef] = &[
                'slice-capped' = commit 991f61fe, v4.19..v5.2 (iops wait = rest of the slice window; 0 on a boundary, \
                spinning to the next jiffy), 'joint-fifo' = 6.1.y (one FIFO per direction, bytes and IO charged \
                together, the bps check short-circuiting the iops check, unsigned carryover fields folded into the \
-               trim, split pieces counted as IOs, no REQ_META bypass), 'joint-fifo-min-wait' = v6.11..v6.15 and \
+               trim, split pieces counted as IOs, no REQ_META bypass), 'joint-fifo-min-wait' = v6.12..v6.14 and \
                6.12.y (the same FIFO; both waits computed, signed carryover, minimum iops wait HZ/iops+1, REQ_META \
                bypass), 'current' = v6.16+ (split bps/iops queues, carryover kept in the counters, minimum iops \
                wait HZ/iops+1, split pieces counted as IOs).",
@@ -155,7 +155,7 @@ pub const PROFILES: &[KernelProfile] = &[
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
                 the fix (f76581f9f1d2) reached 6.12.y stable too: the harness's 6.12.117 shows HZ/10 \
                 slices on a non-rotational loop device (p99 of a riops-throttled job at 98 ms, not 20). \
-                blk-throttle is the v6.11..v6.15 single FIFO (throttle.wait=joint-fifo-min-wait, checked \
+                blk-throttle is the v6.12..v6.14 single FIFO (throttle.wait=joint-fifo-min-wait, checked \
                 against Debian's 6.12.117 source): bytes and IO charged together in one FIFO per \
                 direction, signed carryover fields, minimum iops wait HZ/iops+1; the v6.16 split into bps \
                 and iops queues is not in 6.12.y.",

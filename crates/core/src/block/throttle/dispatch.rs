@@ -99,7 +99,8 @@ impl Throttle {
                     self.charge_joint(tg, &qb);
                     self.trim_slice(tg, d, j);
                 } else if self.era == Era::JointFifoMinWait && bio.flags.meta {
-                    // bio_issue_as_root_blkg (v6.3+): pass over the limit
+                    // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass
+                    // over the limit, charged without a trim
                     self.charge_joint(tg, &qb);
                     self.tgs[tg as usize].stats.debt_ios[d] += 1;
                 } else {

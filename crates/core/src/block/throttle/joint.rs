@@ -5,9 +5,11 @@
 //! (`throtl_charge_bio`); the budget left over at a limit change is kept in
 //! separate carryover fields (`tg_update_carryover`, a880ae93e5b5, v6.1) that
 //! the next trim folds in (`throtl_trim_slice`, e8368b57c006 and eead0056648c,
-//! v6.6, in 6.1.y since 6.1.5x). The v6.16 split into bps and iops queues
-//! (Zizhi Wo's series) and the carryover kept in the counters (Ming Lei's
-//! "blk-throttle: carry over directly", v6.16) are the `current` era.
+//! v6.6, backported to 6.1.y). The carryover kept in the counters (Ming
+//! Lei's "blk-throttle: carry over directly", 6cc477c36875, v6.15) and the
+//! v6.16 split into bps and iops queues (Zizhi Wo's "Split the blkthrotl
+//! queue to solve the IO delay issue") are the `current` era; v6.15 alone
+//! (the first without the second) is not modelled.
 //!
 //! What differs between the two values (checked against Debian's 6.1.176 and
 //! 6.12.117 sources):
@@ -21,7 +23,8 @@
 //!   (bb8d5587bdc3, v6.6).
 //! * 6.12 waits at least `HZ/iops + 1` for iops (1beabab88ece, v6.11).
 //! * 6.12 lets REQ_META / REQ_SWAP bios of a non-root group pass over the
-//!   limit and charges them (`bio_issue_as_root_blkg`, v6.3); 6.1 throttles
+//!   limit and charges them (`bio_issue_as_root_blkg`, 29390bb5661d, v6.12, charged directly
+//!   without a trim as a9fc8868b350 made it, in 6.12.y); 6.1 throttles
 //!   them like any bio.
 //!
 //! Split remainders (BIO_BPS_THROTTLED, v5.18 9f5ede3c01f9 and 320fb0f91e55,

@@ -15,10 +15,10 @@
 //!   kept in separate unsigned fields (a880ae93e5b5, v6.1) and folded into the
 //!   trim (e8368b57c006 / eead0056648c, backported to 6.1.y), the bps check
 //!   short-circuiting the iops check, no REQ_META bypass;
-//! * `joint-fifo-min-wait` v6.11..v6.15 (Debian's 6.12.117): the same FIFO
+//! * `joint-fifo-min-wait` v6.12..v6.14 (Debian's 6.12.117): the same FIFO
 //!   with both waits computed (183daeb11de8, v6.2), signed carryover
-//!   comparisons (bb8d5587bdc3, v6.6), the REQ_META bypass and the minimum
-//!   iops wait `HZ/iops + 1` (1beabab88ece, v6.11);
+//!   comparisons (bb8d5587bdc3, v6.6), the minimum iops wait `HZ/iops + 1`
+//!   (1beabab88ece, v6.11) and the REQ_META bypass (29390bb5661d, v6.12);
 //! * `current`      v6.16+ (and the late-2025 slice fix): separate bps and
 //!   iops queues, bytes charged once, signed carryover on limit changes,
 //!   v5.3 rounding and v6.11 minimum iops wait, split pieces counted as IOs.
@@ -68,7 +68,7 @@ pub enum Era {
     SliceCapped,
     /// Linux 6.1.y (`joint-fifo`).
     JointFifo,
-    /// v6.11..v6.15, Linux 6.12.y (`joint-fifo-min-wait`).
+    /// v6.12..v6.14, Linux 6.12.y (`joint-fifo-min-wait`).
     JointFifoMinWait,
     Current,
 }

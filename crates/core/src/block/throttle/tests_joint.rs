@@ -213,7 +213,7 @@ fn the_iops_check_short_circuited_in_6_1() {
 /// charges it (`bio_issue_as_root_blkg`, a debt the next bios pay); 6.1
 /// queues it like any bio. riops=10: the first window earns 1 IO.
 #[test]
-fn meta_bios_pass_over_the_limit_from_6_3() {
+fn meta_bios_pass_over_the_limit_from_6_12() {
     for (era, meta_queued) in [
         ("joint-fifo", true),
         ("joint-fifo-min-wait", false),

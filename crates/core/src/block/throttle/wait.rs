@@ -3,7 +3,7 @@
 //!
 //! * `*_2018`: v4.12..v5.2 (`tg_with_in_bps_limit`, `tg_with_in_iops_limit`);
 //!   the iops wait exists in the pre-991f61fe form and the slice-capped form.
-//! * `*_joint`: the single-FIFO kernels 6.1.y and v6.11..v6.15 (6.12.y)
+//! * `*_joint`: the single-FIFO kernels 6.1.y and v6.12..v6.14 (6.12.y)
 //!   (`tg_within_bps_limit`, `tg_within_iops_limit` with the carryover fields);
 //!   `signed` selects 6.12's reading of the carryover (bb8d5587bdc3, v6.6),
 //!   `min_wait` its minimum iops wait (1beabab88ece, v6.11).
