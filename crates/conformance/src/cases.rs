@@ -734,7 +734,7 @@ mod tests {
 
     #[test]
     fn select_by_name_and_prefix() {
-        assert_eq!(select(&["throttle-*".into()]).unwrap().len(), 4);
+        assert_eq!(select(&["throttle-*".into()]).unwrap().len(), 5);
         assert_eq!(select(&["throttle-rbps".into()]).unwrap().len(), 1);
         let e = select(&["nope".into()]).unwrap_err();
         assert!(e.contains("no conformance case 'nope'") && e.contains("throttle-riops"));
