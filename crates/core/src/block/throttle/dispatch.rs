@@ -84,7 +84,7 @@ impl Throttle {
                     None => return false,
                 }
             }
-        } else if self.era.is_joint() {
+        } else {
             // blk_should_throtl: a split remainder (BIO_BPS_THROTTLED) is
             // checked for iops only
             let t = &self.tgs[cg0 as usize];
@@ -93,47 +93,12 @@ impl Throttle {
             }
             qb.bps_throttled = bio.flags.throttled;
             loop {
-                // FIFO (`tg_within_limit`): never overtake waiting bios
-                let fifo_empty = self.tgs[tg as usize].sq.queued(d) == 0;
-                if fifo_empty && self.may_dispatch_joint(tg, &qb, j).0 {
-                    self.charge_joint(tg, &qb);
+                if self.pass_level(tg, &mut qb, j) {
                     self.trim_slice(tg, d, j);
-                } else if self.era == Era::JointFifoMinWait && bio.flags.meta {
-                    // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass
-                    // over the limit, charged without a trim
-                    self.charge_joint(tg, &qb);
-                    self.tgs[tg as usize].stats.debt_ios[d] += 1;
-                } else {
-                    break;
-                }
-                self.count_pass(tg, &qb, ctx.now);
-                qn = Some(QnRef {
-                    owner: tg,
-                    on_parent: true,
-                });
-                match self.tgs[tg as usize].parent {
-                    Some(p) => tg = p,
-                    None => {
-                        bio.flags.throttled = true;
-                        return false;
-                    }
-                }
-            }
-        } else {
-            // blk_should_throtl
-            let t = &self.tgs[cg0 as usize];
-            if !(t.rules_iops[d] || (t.rules_bps[d] && !bio.flags.throttled)) {
-                return false;
-            }
-            qb.bps_throttled = bio.flags.throttled;
-            loop {
-                if self.within_limit(tg, &mut qb, j) {
-                    self.charge_iops(tg, &mut qb);
-                    self.trim_slice(tg, d, j);
-                } else if bio.flags.meta {
-                    // bio_issue_as_root_blkg: pass over the limit, run a debt
-                    self.charge_bps(tg, &mut qb);
-                    self.charge_iops(tg, &mut qb);
+                } else if bio.flags.meta && self.era != Era::JointFifo {
+                    // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass over
+                    // the limit, charged without a trim: a debt
+                    self.charge_over_limit(tg, &mut qb);
                     self.tgs[tg as usize].stats.debt_ios[d] += 1;
                 } else {
                     break;
@@ -313,13 +278,9 @@ impl Throttle {
     /// slice-capped era.
     pub(crate) fn may_dispatch_2018(&mut self, cg: CgId, qb: &QBio, j: u64) -> (bool, u64) {
         let d = qb.dir as usize;
-        let (bps, iops) = {
-            let c = &self.tgs[cg as usize].conf;
-            (c.bps[d], c.iops[d])
-        };
-        if bps == BPS_MAX && iops == IOPS_MAX {
+        let Some((bps, iops)) = self.limits_in_force(cg, d) else {
             return (true, 0);
-        }
+        };
         let s = self.slice;
         if self.slice_used(cg, d, j) && self.tgs[cg as usize].sq.queued(d) == 0 {
             self.start_new_slice(cg, d, true, true, j);
@@ -349,6 +310,17 @@ impl Throttle {
         let w = bw.unwrap_or(0).max(iw.unwrap_or(0));
         self.extend_slice(cg, d, j + w);
         (false, w)
+    }
+
+    /// The group's (bps, iops) limits in direction d, or `None` when both
+    /// are unlimited (`tg_may_dispatch` lets every bio through).
+    pub(crate) fn limits_in_force(&self, cg: CgId, d: usize) -> Option<(u64, u32)> {
+        let c = &self.tgs[cg as usize].conf;
+        if c.bps[d] == BPS_MAX && c.iops[d] == IOPS_MAX {
+            None
+        } else {
+            Some((c.bps[d], c.iops[d]))
+        }
     }
 
     /// 2018 `throtl_charge_bio`: bytes and one IO together.
@@ -423,6 +395,36 @@ impl Throttle {
         }
         self.charge_bps(cg, qb);
         self.dispatch_iops_time(cg, qb, j)
+    }
+
+    /// `tg_within_limit` of the submission path, then the charge
+    /// (`throtl_charge_bio` / `throtl_charge_iops_bio`): true if the bio
+    /// passes this level. 6.1 / 6.12: FIFO, then `tg_may_dispatch`; current:
+    /// the two-stage check.
+    fn pass_level(&mut self, cg: CgId, qb: &mut QBio, j: u64) -> bool {
+        if self.era.is_joint() {
+            let fifo_empty = self.tgs[cg as usize].sq.queued(qb.dir as usize) == 0;
+            if !(fifo_empty && self.may_dispatch_joint(cg, qb, j).0) {
+                return false;
+            }
+            self.charge_joint(cg, qb);
+        } else {
+            if !self.within_limit(cg, qb, j) {
+                return false;
+            }
+            self.charge_iops(cg, qb);
+        }
+        true
+    }
+
+    /// The charge of a bio let through over the limit (REQ_META).
+    fn charge_over_limit(&mut self, cg: CgId, qb: &mut QBio) {
+        if self.era.is_joint() {
+            self.charge_joint(cg, qb);
+        } else {
+            self.charge_bps(cg, qb);
+            self.charge_iops(cg, qb);
+        }
     }
 
     /// `tg_within_limit` (current kernel).

@@ -39,13 +39,9 @@ impl Throttle {
     /// pass a level with nothing queued): (may go, wait in jiffies).
     pub(crate) fn may_dispatch_joint(&mut self, cg: CgId, qb: &QBio, j: u64) -> (bool, u64) {
         let d = qb.dir as usize;
-        let (bps, iops) = {
-            let c = &self.tgs[cg as usize].conf;
-            (c.bps[d], c.iops[d])
-        };
-        if bps == BPS_MAX && iops == IOPS_MAX {
+        let Some((bps, iops)) = self.limits_in_force(cg, d) else {
             return (true, 0);
-        }
+        };
         // a lapsed slice of an empty direction restarts cleared (carryover
         // too); otherwise it is extended to at least now + S
         self.update_slice(cg, d, j);
