@@ -57,7 +57,7 @@ fn run(e: &env::HostEnv, names: &[&str], repeat: u32) -> Vec<conformance::CaseRe
 fn conformance_deterministic_cases_match_the_kernel() {
     let Some(e) = host_or_skip() else { return };
     let res = run(&e, &["throttle-*", "iocost-vrate-*"], 3);
-    assert_eq!(res.len(), 16);
+    assert_eq!(res.len(), 17);
     let mut failed = Vec::new();
     for r in &res {
         assert!(r.case.deterministic);

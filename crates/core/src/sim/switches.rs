@@ -36,12 +36,16 @@ pub const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "throttle.wait",
-        values: &["current", "slice-capped", "pre-2018"],
+        values: &["current", "joint-fifo-min-wait", "joint-fifo", "slice-capped", "pre-2018"],
         default: "current",
         help: "blk-throttle era: 'pre-2018' = v4.12..v4.18 (iops wait aims at the exact-rate moment, may exceed a slice), \
                'slice-capped' = commit 991f61fe, v4.19..v5.2 (iops wait = rest of the slice window; 0 on a boundary, \
-               spinning to the next jiffy), 'current' = v6.16+ (split bps/iops queues, signed carryover, \
-               minimum iops wait HZ/iops+1, split pieces counted as IOs).",
+               spinning to the next jiffy), 'joint-fifo' = 6.1.y (one FIFO per direction, bytes and IO charged \
+               together, the bps check short-circuiting the iops check, unsigned carryover fields folded into the \
+               trim, split pieces counted as IOs, no REQ_META bypass), 'joint-fifo-min-wait' = v6.12..v6.14 and \
+               6.12.y (the same FIFO; both waits computed, signed carryover, minimum iops wait HZ/iops+1, REQ_META \
+               bypass), 'current' = v6.16+ (split bps/iops queues, carryover kept in the counters, minimum iops \
+               wait HZ/iops+1, split pieces counted as IOs).",
     },
     SwitchDef {
         name: "throttle.slice",
@@ -49,7 +53,8 @@ pub const SWITCHES: &[SwitchDef] = &[
         default: "auto",
         help: "blk-throttle slice length: '100ms' = HZ/10 for every device (current mainline, 6.18.y), \
                '20ms-nonrot' = HZ/50 on non-rotational devices (v4.12..v6.9 with CONFIG_BLK_DEV_THROTTLING_LOW=y, v6.10..v6.17), \
-               'auto' = 100ms for throttle.wait=current, 20ms-nonrot for the 2018 eras (the seed run's configuration).",
+               'auto' = 100ms for throttle.wait=current and the joint-fifo eras (Debian's 6.1 and 6.12), \
+               20ms-nonrot for the 2018 eras (the seed run's configuration).",
     },
     SwitchDef {
         name: "ioprio.content_activity",
@@ -119,7 +124,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
-            ("throttle.wait", "current"),
+            ("throttle.wait", "joint-fifo"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
             ("ioprio.policies", "none-to-rt"),
@@ -127,10 +132,11 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.asym_request_size", "off"),
             ("wbt.lat_show", "target"),
         ],
-        notes: "blk-throttle of v5.3..v6.15 (one FIFO per direction, joint bps/iops charging, no minimum \
-                iops wait) is not modelled: throttle.wait=current is the nearest; with one limit per \
-                group the waits agree. CONFIG_BLK_DEV_THROTTLING_LOW is off in Debian's 6.1, so every \
-                device has HZ/10 slices.",
+        notes: "blk-throttle is 6.1.y's single FIFO (throttle.wait=joint-fifo, checked against Debian's \
+                6.1.176 source): bytes and IO charged together, the iops check skipped while the bps check \
+                fails, unsigned carryover (a debt at a limit change lets bios through), no minimum iops \
+                wait, REQ_META throttled like any bio. CONFIG_BLK_DEV_THROTTLING_LOW is off in Debian's 6.1, \
+                so every device has HZ/10 slices.",
     },
     KernelProfile {
         name: "6.12",
@@ -138,7 +144,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
-            ("throttle.wait", "current"),
+            ("throttle.wait", "joint-fifo-min-wait"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
             ("ioprio.policies", "promote-to-rt"),
@@ -149,8 +155,10 @@ pub const PROFILES: &[KernelProfile] = &[
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
                 the fix (f76581f9f1d2) reached 6.12.y stable too: the harness's 6.12.117 shows HZ/10 \
                 slices on a non-rotational loop device (p99 of a riops-throttled job at 98 ms, not 20). \
-                The v5.3..v6.15 single-FIFO blk-throttle is not modelled: throttle.wait=current is \
-                the nearest.",
+                blk-throttle is the v6.12..v6.14 single FIFO (throttle.wait=joint-fifo-min-wait, checked \
+                against Debian's 6.12.117 source): bytes and IO charged together in one FIFO per \
+                direction, signed carryover fields, minimum iops wait HZ/iops+1; the v6.16 split into bps \
+                and iops queues is not in 6.12.y.",
     },
     KernelProfile {
         name: "6.18",

@@ -85,20 +85,20 @@ impl Throttle {
                 }
             }
         } else {
-            // blk_should_throtl
+            // blk_should_throtl: a split remainder (BIO_BPS_THROTTLED) is
+            // checked for iops only
             let t = &self.tgs[cg0 as usize];
             if !(t.rules_iops[d] || (t.rules_bps[d] && !bio.flags.throttled)) {
                 return false;
             }
             qb.bps_throttled = bio.flags.throttled;
             loop {
-                if self.within_limit(tg, &mut qb, j) {
-                    self.charge_iops(tg, &mut qb);
+                if self.pass_level(tg, &mut qb, j) {
                     self.trim_slice(tg, d, j);
-                } else if bio.flags.meta {
-                    // bio_issue_as_root_blkg: pass over the limit, run a debt
-                    self.charge_bps(tg, &mut qb);
-                    self.charge_iops(tg, &mut qb);
+                } else if bio.flags.meta && self.era != Era::JointFifo {
+                    // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass over
+                    // the limit, charged without a trim: a debt
+                    self.charge_over_limit(tg, &mut qb);
                     self.tgs[tg as usize].stats.debt_ios[d] += 1;
                 } else {
                     break;
@@ -160,7 +160,9 @@ impl Throttle {
     /// charged immediately as a debt at each level (like REQ_META bios)
     /// instead of possibly waiting in the iops queues; later bios pay the
     /// debt. To have remainders wait as in the kernel, call [`Throttle::submit`]
-    /// with each remainder with `flags.throttled` set instead. 2018 eras:
+    /// with each remainder with `flags.throttled` set instead. The 6.1 and
+    /// 6.12 eras count the pieces the same way (v5.18 9f5ede3c01f9: the
+    /// remainder is resubmitted and re-checked for iops). 2018 eras:
     /// pieces inherit BIO_THROTTLED and are not counted (no-op).
     pub fn bio_split(&mut self, ctx: &mut Ctx, cg: CgId, op: Op, extra: u32) {
         if self.era.is_2018() || !self.active || extra == 0 {
@@ -179,7 +181,13 @@ impl Throttle {
             if self.tgs[t as usize].conf.iops[d] != IOPS_MAX {
                 self.update_slice(t, d, j);
             }
-            self.tgs[t as usize].io_disp[d] += extra as i64;
+            let tgm = &mut self.tgs[t as usize];
+            tgm.io_disp[d] = if self.era.is_joint() {
+                // unsigned int in 6.1 / 6.12
+                (tgm.io_disp[d] as u32).wrapping_add(extra) as i64
+            } else {
+                tgm.io_disp[d] + extra as i64
+            };
             self.tgs[t as usize].stats.debt_ios[d] += extra as u64;
             self.trim_slice(t, d, j);
             tg = self.tgs[t as usize].parent;
@@ -234,9 +242,11 @@ impl Throttle {
             self.grow(ctx.cgroups);
         }
         let j = ctx.jiffies();
-        if self.era == Era::Current {
-            // computed before parsing, so it happens even if the write fails
-            self.update_carryover(cg, j);
+        // computed before parsing, so it happens even if the write fails
+        match self.era {
+            Era::Current => self.update_carryover(cg, j),
+            Era::JointFifo | Era::JointFifoMinWait => self.update_carryover_joint(cg, j),
+            Era::Pre2018 | Era::SliceCapped => {}
         }
         let mut lim = self.tgs[cg as usize].conf;
         io_max::apply_body(body, &mut lim)?;
@@ -246,12 +256,14 @@ impl Throttle {
     }
 
     /// `tg_conf_updated`: propagate rules, restart both slices (2018: cleared;
-    /// current: keeping the carryover), re-evaluate a waiting group at once.
+    /// 6.1 / 6.12: counters cleared, carryover fields kept; current: keeping
+    /// the carryover inside the counters), re-evaluate a waiting group at once.
     fn conf_updated(&mut self, cg: CgId, j: u64) {
         self.update_has_rules();
-        let clear = self.era.is_2018();
-        self.start_new_slice(cg, READ, clear, j);
-        self.start_new_slice(cg, WRITE, clear, j);
+        let clear = self.era != Era::Current;
+        let clear_carryover = self.era.is_2018();
+        self.start_new_slice(cg, READ, clear, clear_carryover, j);
+        self.start_new_slice(cg, WRITE, clear, clear_carryover, j);
         if self.tgs[cg as usize].pend_key.is_some() {
             self.update_disptime(cg, j);
             let psq = self.parent_sq(cg);
@@ -266,16 +278,12 @@ impl Throttle {
     /// slice-capped era.
     pub(crate) fn may_dispatch_2018(&mut self, cg: CgId, qb: &QBio, j: u64) -> (bool, u64) {
         let d = qb.dir as usize;
-        let (bps, iops) = {
-            let c = &self.tgs[cg as usize].conf;
-            (c.bps[d], c.iops[d])
-        };
-        if bps == BPS_MAX && iops == IOPS_MAX {
+        let Some((bps, iops)) = self.limits_in_force(cg, d) else {
             return (true, 0);
-        }
+        };
         let s = self.slice;
         if self.slice_used(cg, d, j) && self.tgs[cg as usize].sq.queued(d) == 0 {
-            self.start_new_slice(cg, d, true, j);
+            self.start_new_slice(cg, d, true, true, j);
         } else {
             self.extend_slice(cg, d, j + s);
         }
@@ -302,6 +310,17 @@ impl Throttle {
         let w = bw.unwrap_or(0).max(iw.unwrap_or(0));
         self.extend_slice(cg, d, j + w);
         (false, w)
+    }
+
+    /// The group's (bps, iops) limits in direction d, or `None` when both
+    /// are unlimited (`tg_may_dispatch` lets every bio through).
+    pub(crate) fn limits_in_force(&self, cg: CgId, d: usize) -> Option<(u64, u32)> {
+        let c = &self.tgs[cg as usize].conf;
+        if c.bps[d] == BPS_MAX && c.iops[d] == IOPS_MAX {
+            None
+        } else {
+            Some((c.bps[d], c.iops[d]))
+        }
     }
 
     /// 2018 `throtl_charge_bio`: bytes and one IO together.
@@ -378,6 +397,36 @@ impl Throttle {
         self.dispatch_iops_time(cg, qb, j)
     }
 
+    /// `tg_within_limit` of the submission path, then the charge
+    /// (`throtl_charge_bio` / `throtl_charge_iops_bio`): true if the bio
+    /// passes this level. 6.1 / 6.12: FIFO, then `tg_may_dispatch`; current:
+    /// the two-stage check.
+    fn pass_level(&mut self, cg: CgId, qb: &mut QBio, j: u64) -> bool {
+        if self.era.is_joint() {
+            let fifo_empty = self.tgs[cg as usize].sq.queued(qb.dir as usize) == 0;
+            if !(fifo_empty && self.may_dispatch_joint(cg, qb, j).0) {
+                return false;
+            }
+            self.charge_joint(cg, qb);
+        } else {
+            if !self.within_limit(cg, qb, j) {
+                return false;
+            }
+            self.charge_iops(cg, qb);
+        }
+        true
+    }
+
+    /// The charge of a bio let through over the limit (REQ_META).
+    fn charge_over_limit(&mut self, cg: CgId, qb: &mut QBio) {
+        if self.era.is_joint() {
+            self.charge_joint(cg, qb);
+        } else {
+            self.charge_bps(cg, qb);
+            self.charge_iops(cg, qb);
+        }
+    }
+
     /// `tg_within_limit` (current kernel).
     fn within_limit(&mut self, cg: CgId, qb: &mut QBio, j: u64) -> bool {
         let d = qb.dir as usize;
@@ -414,7 +463,15 @@ impl Throttle {
                     Some(w)
                 }
             }
-            _ => {
+            Era::JointFifo | Era::JointFifoMinWait => {
+                let (ok, w) = self.may_dispatch_joint(cg, &qb, j);
+                if ok {
+                    None
+                } else {
+                    Some(w)
+                }
+            }
+            Era::Pre2018 | Era::SliceCapped => {
                 let (ok, w) = self.may_dispatch_2018(cg, &qb, j);
                 if ok {
                     None
@@ -435,7 +492,10 @@ impl Throttle {
             self.tgs[cg as usize].was_empty = true;
         }
         self.qnode_add(qb, qn, cg + 1);
-        if qb.bps_throttled && self.peek(cg + 1, d).map(|h| h.id) == Some(qb.id) {
+        if self.era == Era::Current
+            && qb.bps_throttled
+            && self.peek(cg + 1, d).map(|h| h.id) == Some(qb.id)
+        {
             self.tgs[cg as usize].iops_was_empty = true;
         }
         self.enqueue_tg(cg);
@@ -464,7 +524,8 @@ impl Throttle {
         let mut qb = self.pop(cg + 1, d).expect("dispatch_one on empty queue");
         match self.era {
             Era::Current => self.charge_iops(cg, &mut qb),
-            _ => self.charge_2018(cg, &qb),
+            Era::JointFifo | Era::JointFifoMinWait => self.charge_joint(cg, &qb),
+            Era::Pre2018 | Era::SliceCapped => self.charge_2018(cg, &qb),
         }
         let waited = now.saturating_sub(qb.t_enq);
         let st = &mut self.tgs[cg as usize].stats;
@@ -488,7 +549,7 @@ impl Throttle {
                 }
             }
             None => {
-                if self.era == Era::Current {
+                if !self.era.is_2018() {
                     qb.bps_throttled = true;
                 }
                 self.qnode_add(

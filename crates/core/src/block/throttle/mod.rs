@@ -3,29 +3,43 @@
 //! jiffy timers. One [`Throttle`] is the kernel's `throtl_data` of one device;
 //! one `Tg` per cgroup is its `throtl_grp`.
 //!
-//! Three kernel eras are modelled (switch `throttle.wait`):
+//! Five kernel eras are modelled (switch `throttle.wait`):
 //! * `pre-2018`     v4.12..v4.18: one FIFO per source, bytes and IO charged
 //!   together, iops wait aimed at the exact-rate moment (may exceed a slice);
 //! * `slice-capped` v4.19..v5.2 (commit 991f61fe): the same, but the iops wait
 //!   is the rest of the current slice window (0 on an exact boundary, which
 //!   the kernel turns into a spin until the next jiffy);
+//! * `joint-fifo`   Linux 6.1.y as Debian ships it (6.1.176): one FIFO per
+//!   direction, bytes and IO charged together by `throtl_charge_bio`, v5.3
+//!   rounding, split remainders re-checked for iops only (v5.18), carryover
+//!   kept in separate unsigned fields (a880ae93e5b5, v6.1) and folded into the
+//!   trim (e8368b57c006 / eead0056648c, backported to 6.1.y), the bps check
+//!   short-circuiting the iops check, no REQ_META bypass;
+//! * `joint-fifo-min-wait` v6.12..v6.14 (Debian's 6.12.117): the same FIFO
+//!   with both waits computed (183daeb11de8, v6.2), signed carryover
+//!   comparisons (bb8d5587bdc3, v6.6), the minimum iops wait `HZ/iops + 1`
+//!   (1beabab88ece, v6.11) and the REQ_META bypass (29390bb5661d, v6.12);
 //! * `current`      v6.16+ (and the late-2025 slice fix): separate bps and
 //!   iops queues, bytes charged once, signed carryover on limit changes,
 //!   v5.3 rounding and v6.11 minimum iops wait, split pieces counted as IOs.
 //!
 //! Layout: `io_max.rs` (file syntax), `wait.rs` (budget and wait formulas),
-//! `slice.rs` (slice start/extend/trim, carryover), `queue.rs` (qnodes,
-//! service queues, pending trees, timers), `dispatch.rs` (submission path,
-//! dispatch rounds, the pending timer and the issue work).
+//! `slice.rs` (slice start/extend/trim, carryover), `joint.rs` (the checks,
+//! charge, trim and carryover of the single-FIFO eras of 6.1 and 6.12),
+//! `queue.rs` (qnodes, service queues, pending trees, timers), `dispatch.rs`
+//! (submission path, dispatch rounds, the pending timer and the issue work).
 
 mod dispatch;
 pub mod io_max;
+mod joint;
 mod queue;
 mod slice;
 mod wait;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_joint;
 
 use std::collections::BTreeSet;
 
@@ -52,6 +66,10 @@ const WRITE: usize = 1;
 pub enum Era {
     Pre2018,
     SliceCapped,
+    /// Linux 6.1.y (`joint-fifo`).
+    JointFifo,
+    /// v6.12..v6.14, Linux 6.12.y (`joint-fifo-min-wait`).
+    JointFifoMinWait,
     Current,
 }
 
@@ -60,18 +78,26 @@ impl Era {
         match sw.get("throttle.wait") {
             "pre-2018" => Era::Pre2018,
             "slice-capped" => Era::SliceCapped,
+            "joint-fifo" => Era::JointFifo,
+            "joint-fifo-min-wait" => Era::JointFifoMinWait,
             _ => Era::Current,
         }
     }
     fn is_2018(self) -> bool {
-        self != Era::Current
+        matches!(self, Era::Pre2018 | Era::SliceCapped)
+    }
+    /// The single-FIFO eras of 6.1 and 6.12 (v5.3..v6.15 family).
+    fn is_joint(self) -> bool {
+        matches!(self, Era::JointFifo | Era::JointFifoMinWait)
     }
 }
 
 /// Slice length in jiffies. `DFL_THROTL_SLICE_HD` = HZ/10 and
 /// `DFL_THROTL_SLICE_SSD` = HZ/50. 'auto' follows the era: 100 ms for the
 /// current kernel; for the 2018 eras, 20 ms on non-rotational devices, the
-/// `CONFIG_BLK_DEV_THROTTLING_LOW=y` configuration the seed run used.
+/// `CONFIG_BLK_DEV_THROTTLING_LOW=y` configuration the seed run used. The
+/// 6.1 and 6.12 eras follow Debian's kernels (THROTTLING_LOW off in 6.1; the
+/// HZ/10 fix in 6.12.y): 100 ms.
 pub fn slice_jiffies(hz: Hz, era: Era, slice_switch: &str, rotational: bool) -> u64 {
     let hd = (hz.0 as u64 / 10).max(1);
     let ssd = (hz.0 as u64 / 50).max(1);
@@ -85,7 +111,7 @@ pub fn slice_jiffies(hz: Hz, era: Era, slice_switch: &str, rotational: bool) -> 
             }
         }
         _ => match era {
-            Era::Current => hd,
+            Era::Current | Era::JointFifo | Era::JointFifoMinWait => hd,
             _ => {
                 if rotational {
                     hd
@@ -139,6 +165,11 @@ pub(crate) struct Tg {
     /// negative in the 2018 eras.
     pub bytes_disp: [i64; 2],
     pub io_disp: [i64; 2],
+    /// `carryover_bytes` / `carryover_ios` of the 6.1 and 6.12 eras, as bit
+    /// patterns: 6.1 declares them unsigned (u64, unsigned int), 6.12 signed
+    /// (long long, int); the eras read them accordingly. Zero in the others.
+    pub carryover_bytes: [u64; 2],
+    pub carryover_ios: [u32; 2],
     pub slice_start: [u64; 2],
     pub slice_end: [u64; 2],
     /// This group or an ancestor has a bps / an iops limit in direction d.
@@ -162,6 +193,8 @@ impl Tg {
             conf: IoMaxLimits::UNLIMITED,
             bytes_disp: [0; 2],
             io_disp: [0; 2],
+            carryover_bytes: [0; 2],
+            carryover_ios: [0; 2],
             slice_start: [0; 2],
             slice_end: [0; 2],
             rules_bps: [false; 2],

@@ -21,8 +21,8 @@ pub(crate) struct QnRef {
     pub on_parent: bool,
 }
 
-/// `struct throtl_qnode`, with the current kernel's two lists. The 2018 eras
-/// only use `bps` (their single FIFO).
+/// `struct throtl_qnode`, with the current kernel's two lists. The 2018,
+/// 6.1 and 6.12 eras only use `bps` (their single FIFO).
 #[derive(Default)]
 pub(crate) struct Qnode {
     pub bps: VecDeque<QBio>,
@@ -103,7 +103,9 @@ impl Throttle {
     /// service queue's round-robin list if it was not there.
     pub(crate) fn qnode_add(&mut self, qb: QBio, r: QnRef, sq: SqId) {
         let d = qb.dir as usize;
-        let to_iops = qb.tg_bps || qb.bps_throttled;
+        // before v6.16 there is one list: split remainders and bios handed
+        // up by a child queue behind everything else
+        let to_iops = self.era == super::Era::Current && (qb.tg_bps || qb.bps_throttled);
         let qn = self.qn_mut(r, d);
         if to_iops {
             qn.iops.push_back(qb);

@@ -20,13 +20,27 @@ impl Throttle {
         !(tg.slice_start[d] <= j && j <= tg.slice_end[d])
     }
 
-    /// `throtl_start_new_slice`; the 2018 kernels always clear.
-    pub(crate) fn start_new_slice(&mut self, cg: CgId, d: usize, clear: bool, j: u64) {
+    /// `throtl_start_new_slice`; the 2018 kernels always clear. `clear`
+    /// zeroes the counters; `clear_carryover` also the 6.1 / 6.12 carryover
+    /// fields (those kernels always zero the counters and keep the carryover
+    /// only on a limit change).
+    pub(crate) fn start_new_slice(
+        &mut self,
+        cg: CgId,
+        d: usize,
+        clear: bool,
+        clear_carryover: bool,
+        j: u64,
+    ) {
         let s = self.slice;
         let tg = &mut self.tgs[cg as usize];
         if clear {
             tg.bytes_disp[d] = 0;
             tg.io_disp[d] = 0;
+        }
+        if clear_carryover {
+            tg.carryover_bytes[d] = 0;
+            tg.carryover_ios[d] = 0;
         }
         tg.slice_start[d] = j;
         tg.slice_end[d] = j + s;
@@ -41,8 +55,10 @@ impl Throttle {
         let tg = &mut self.tgs[cg as usize];
         tg.bytes_disp[d] = 0;
         tg.io_disp[d] = 0;
-        // 2018: time_after_eq; current: time_after (same result)
-        let later = if era == Era::Current {
+        tg.carryover_bytes[d] = 0;
+        tg.carryover_ios[d] = 0;
+        // 2018 and 6.1: time_after_eq; current: time_after (same result)
+        let later = if matches!(era, Era::Current | Era::JointFifoMinWait) {
             start > tg.slice_start[d]
         } else {
             start >= tg.slice_start[d]
@@ -70,7 +86,7 @@ impl Throttle {
     /// and nothing waits in this direction; otherwise extend to now + S.
     pub(crate) fn update_slice(&mut self, cg: CgId, d: usize, j: u64) {
         if self.slice_used(cg, d, j) && self.tgs[cg as usize].sq.queued(d) == 0 {
-            self.start_new_slice(cg, d, true, j);
+            self.start_new_slice(cg, d, true, true, j);
         } else {
             self.extend_slice(cg, d, j + self.slice);
         }
@@ -85,6 +101,10 @@ impl Throttle {
         self.set_slice_end(cg, d, j + s);
         if self.era.is_2018() {
             self.trim_slice_2018(cg, d, j);
+            return;
+        }
+        if self.era.is_joint() {
+            self.trim_slice_joint(cg, d, j);
             return;
         }
         let tg = &mut self.tgs[cg as usize];

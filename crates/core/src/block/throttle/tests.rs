@@ -10,6 +10,14 @@ use crate::sim::time::{NSEC_PER_MSEC, NSEC_PER_SEC, NSEC_PER_USEC};
 use crate::sim::trace::Tracer;
 
 const MS: Ns = NSEC_PER_MSEC;
+/// Every `throttle.wait` value.
+const ALL_ERAS: [&str; 5] = [
+    "current",
+    "joint-fifo-min-wait",
+    "joint-fifo",
+    "slice-capped",
+    "pre-2018",
+];
 const US: Ns = NSEC_PER_USEC;
 
 fn dev(rotational: bool) -> DeviceInfo {
@@ -20,18 +28,24 @@ fn dev(rotational: bool) -> DeviceInfo {
     }
 }
 
-struct H {
+pub(super) struct H {
     dev: DeviceInfo,
     cgs: CgroupTree,
     sw: Switches,
     tr: Tracer,
     hz: Hz,
-    th: Throttle,
+    pub(super) th: Throttle,
 }
 
 impl H {
     /// `files`: (cgroup path, io.max content).
-    fn new(hz: u32, wait: &str, slice: &str, rotational: bool, files: &[(&str, &str)]) -> H {
+    pub(super) fn new(
+        hz: u32,
+        wait: &str,
+        slice: &str,
+        rotational: bool,
+        files: &[(&str, &str)],
+    ) -> H {
         let mut cgs = CgroupTree::new();
         for (p, f) in files {
             let id = cgs.ensure(p).unwrap();
@@ -53,11 +67,11 @@ impl H {
             th,
         }
     }
-    fn cg(&self, p: &str) -> CgId {
+    pub(super) fn cg(&self, p: &str) -> CgId {
         self.cgs.find(p).unwrap()
     }
     /// blk-throttle and the context the block layer hands it at `now`.
-    fn parts(&mut self, now: Ns) -> (&mut Throttle, Ctx<'_>) {
+    pub(super) fn parts(&mut self, now: Ns) -> (&mut Throttle, Ctx<'_>) {
         let H {
             dev,
             cgs,
@@ -76,41 +90,41 @@ impl H {
         };
         (th, ctx)
     }
-    fn submit(&mut self, now: Ns, id: BioId, bio: &mut Bio) -> bool {
+    pub(super) fn submit(&mut self, now: Ns, id: BioId, bio: &mut Bio) -> bool {
         let (th, mut ctx) = self.parts(now);
         th.submit(&mut ctx, id, bio)
     }
-    fn fire(&mut self, now: Ns, out: &mut Vec<BioId>) {
+    pub(super) fn fire(&mut self, now: Ns, out: &mut Vec<BioId>) {
         let (th, mut ctx) = self.parts(now);
         th.timer(&mut ctx, out)
     }
-    fn write(&mut self, now: Ns, cg: CgId, line: &str) -> Result<(), KernelError> {
+    pub(super) fn write(&mut self, now: Ns, cg: CgId, line: &str) -> Result<(), KernelError> {
         let (th, mut ctx) = self.parts(now);
         th.write_io_max(&mut ctx, cg, line)
     }
 }
 
-fn bio(cg: CgId, op: Op, bytes: u32) -> Bio {
+pub(super) fn bio(cg: CgId, op: Op, bytes: u32) -> Bio {
     Bio::new(0, cg, op, 0, bytes, Origin::Kernel { tag: 0 })
 }
 
 /// An iodepth=1 job: each IO is submitted `think + overhead (+ hiccup)` after
 /// the previous one was released.
-struct Job {
+pub(super) struct Job {
     cg: CgId,
     op: Op,
-    bytes: u32,
+    pub(super) bytes: u32,
     think: Ns,
     overhead: Ns,
     first: Ns,
     /// Extra delay before IO number i (scheduling noise).
     hiccup: Box<dyn FnMut(usize) -> Ns>,
     /// (submit, release) of each IO.
-    done: Vec<(Ns, Ns)>,
+    pub(super) done: Vec<(Ns, Ns)>,
 }
 
 impl Job {
-    fn new(cg: CgId, think: Ns, overhead: Ns, first: Ns) -> Job {
+    pub(super) fn new(cg: CgId, think: Ns, overhead: Ns, first: Ns) -> Job {
         Job {
             cg,
             op: Op::Read,
@@ -126,7 +140,7 @@ impl Job {
 
 /// Run the jobs until `end`; timers fire at the start of their jiffy and
 /// before submissions at the same instant.
-fn run(h: &mut H, jobs: &mut [Job], end: Ns) {
+pub(super) fn run(h: &mut H, jobs: &mut [Job], end: Ns) {
     let mut next: Vec<Option<Ns>> = jobs.iter().map(|j| Some(j.first)).collect();
     let mut inflight: Vec<Option<(BioId, Ns)>> = vec![None; jobs.len()];
     let mut owner: Vec<usize> = Vec::new();
@@ -176,7 +190,7 @@ fn run(h: &mut H, jobs: &mut [Job], end: Ns) {
 }
 
 /// Release jiffies of `n` bios submitted back to back (think time 0).
-fn back_to_back(wait: &str, slice: &str, limit: &str, n: usize) -> Vec<u64> {
+pub(super) fn back_to_back(wait: &str, slice: &str, limit: &str, n: usize) -> Vec<u64> {
     let mut h = H::new(1000, wait, slice, false, &[("/cg1", limit)]);
     let cg = h.cg("/cg1");
     let mut jobs = [Job::new(cg, 0, 0, 0)];
@@ -291,6 +305,14 @@ fn riops_back_to_back_pre2018() {
 }
 
 #[test]
+fn riops_back_to_back_joint_fifo() {
+    // 6.1 and 6.12: the third bio waits to the boundary (6.12's minimum
+    // 1000/100 + 1 = 11 is shorter), the wheel runs it at j21
+    assert_two_per_window("joint-fifo", 1);
+    assert_two_per_window("joint-fifo-min-wait", 1);
+}
+
+#[test]
 fn riops_back_to_back_slice_capped() {
     // the wait ends on the boundary (j20); the wheel runs the timer at j21,
     // where the next window admits it (no zero-wait spin is needed)
@@ -317,7 +339,7 @@ fn rbps_one_big_bio_waits_999_jiffies_then_the_wheel() {
     // spec §8: 1 MiB against 1 MiB/s from a fresh slice waits 999 jiffies;
     // the timer is capped at 8 slices (800 -> wheel 832), re-evaluated, then
     // armed for 1000 (-> wheel 1008)
-    for era in ["current", "pre-2018", "slice-capped"] {
+    for era in ALL_ERAS {
         let mut h = H::new(1000, era, "100ms", true, &[("/cg1", "253:1 rbps=1048576")]);
         let cg = h.cg("/cg1");
         let mut b = bio(cg, Op::Read, 1 << 20);
@@ -341,14 +363,14 @@ fn rbps_one_big_bio_waits_999_jiffies_then_the_wheel() {
 #[test]
 fn rbps_long_run_rate() {
     // 4 KiB reads back to back at 400 KiB/s: 100 bios per second
-    for era in ["current", "pre-2018", "slice-capped"] {
+    for era in ALL_ERAS {
         let n = ios_in_10s(era, "20ms-nonrot", "253:1 rbps=409600");
         assert!((1000..=1003).contains(&n), "{era}: {n}");
     }
 }
 
 /// Bios one job of /cg1 completes back to back in 10 s under `limit`.
-fn ios_in_10s(wait: &str, slice: &str, limit: &str) -> usize {
+pub(super) fn ios_in_10s(wait: &str, slice: &str, limit: &str) -> usize {
     let mut h = H::new(1000, wait, slice, false, &[("/cg1", limit)]);
     let mut jobs = [Job::new(h.cg("/cg1"), 0, 0, 0)];
     run(&mut h, &mut jobs, 10 * NSEC_PER_SEC - 1);
@@ -575,7 +597,7 @@ fn child_and_parent_limits_both_hold() {
 
 #[test]
 fn raising_the_limit_releases_waiting_bios() {
-    for era in ["current", "pre-2018", "slice-capped"] {
+    for era in ALL_ERAS {
         let mut h = H::new(1000, era, "20ms-nonrot", false, &[("/c", "253:1 riops=50")]);
         let c = h.cg("/c");
         let mut b0 = bio(c, Op::Read, 4096);
@@ -621,8 +643,17 @@ fn carryover_on_limit_change() {
     // pre-2018: b1 was due at j41 (exact-rate target); the cleared slice lets
     //   it go at j31; b2 then waits for its exact-rate target under the new
     //   limit, 2 * 1000 / 60 + 1 = 34, from el 1: 33 jiffies -> j64 -> j65.
+    // joint-fifo (6.1): b1 waits to the boundary and goes at j21; the trim
+    //   there leaves 1 IO in [20, ..]; at j30 the carryover is 50 * 10 / 1000
+    //   = 0 earned - 1 used = -1 (kept in its own field, counters cleared);
+    //   the new window to j50 earns 60 * 20 / 1000 = 1, 1 - 1 = 0: wait 20,
+    //   j51, where the window to 70 earns 2 - 1 = 1: b2 goes at j51.
+    // joint-fifo-min-wait (6.12): b1 waits the minimum 21 (j22), then the
+    //   same carryover and the same j51 (its minimum 1000/60 + 1 = 17 < 20).
     for (era, want) in [
         ("current", [22, 51]),
+        ("joint-fifo-min-wait", [22, 51]),
+        ("joint-fifo", [21, 51]),
         ("slice-capped", [21, 31]),
         ("pre-2018", [31, 65]),
     ] {
@@ -653,7 +684,12 @@ fn carryover_on_limit_change() {
 
 #[test]
 fn split_pieces_count_as_ios_only_today() {
-    for (era, queued) in [("current", true), ("pre-2018", false)] {
+    for (era, queued) in [
+        ("current", true),
+        ("joint-fifo-min-wait", true),
+        ("joint-fifo", true),
+        ("pre-2018", false),
+    ] {
         let mut h = H::new(
             1000,
             era,

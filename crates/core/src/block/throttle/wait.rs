@@ -3,6 +3,10 @@
 //!
 //! * `*_2018`: v4.12..v5.2 (`tg_with_in_bps_limit`, `tg_with_in_iops_limit`);
 //!   the iops wait exists in the pre-991f61fe form and the slice-capped form.
+//! * `*_joint`: the single-FIFO kernels 6.1.y and v6.12..v6.14 (6.12.y)
+//!   (`tg_within_bps_limit`, `tg_within_iops_limit` with the carryover fields);
+//!   `signed` selects 6.12's reading of the carryover (bb8d5587bdc3, v6.6),
+//!   `min_wait` its minimum iops wait (1beabab88ece, v6.11).
 //! * `*_current`: today's kernel (`tg_within_bps_limit`, `tg_within_iops_limit`,
 //!   `calculate_bytes_allowed`, `calculate_io_allowed`).
 
@@ -79,6 +83,73 @@ pub(crate) fn bps_wait_current(
         wait = 1;
     }
     wait + (rnd - el)
+}
+
+/// `tg_within_bps_limit` of 6.1.y / 6.12.y: 0 when `size` more bytes fit
+/// the budget of the window rounded up to a slice boundary (el = 0 counts as
+/// one slice) plus the carryover, else the wait (at least 1 jiffy, plus the
+/// rounding). Counters and carryover are bit patterns in the kernel's u64 /
+/// long long: 6.1 adds and compares unsigned (a negative carryover wraps to a
+/// huge budget and lets bios through, the bug bb8d5587bdc3 fixed); 6.12 adds
+/// signed and requires a positive budget.
+pub(crate) fn bps_wait_joint(
+    bytes_disp: u64,
+    carryover: u64,
+    size: u64,
+    el: u64,
+    bps: u64,
+    s: u64,
+    hz: u64,
+    signed: bool,
+) -> u64 {
+    let rnd = roundup(if el == 0 { s } else { el }, s);
+    let allowed = bytes_allowed(bps, rnd, hz).wrapping_add(carryover);
+    let need = bytes_disp.wrapping_add(size);
+    let within = if signed {
+        (allowed as i64) > 0 && need <= allowed
+    } else {
+        need <= allowed
+    };
+    if within {
+        return 0;
+    }
+    let extra = need.wrapping_sub(allowed);
+    let wait = (extra.wrapping_mul(hz) / bps).max(1);
+    wait + (rnd - el)
+}
+
+/// `tg_within_iops_limit` of 6.1.y / 6.12.y: 0 when one more IO fits the
+/// budget of the window ending at the next slice boundary after `el` plus
+/// the carryover (32-bit: unsigned in 6.1, signed and positive in 6.12),
+/// else the time to that boundary; with `min_wait` (v6.11+) at least
+/// `HZ/iops + 1`.
+pub(crate) fn iops_wait_joint(
+    io_disp: u32,
+    carryover: u32,
+    el: u64,
+    iops: u32,
+    s: u64,
+    hz: u64,
+    signed: bool,
+    min_wait: bool,
+) -> u64 {
+    let rnd = roundup(el + 1, s);
+    let allowed = io_allowed(iops, rnd, hz).wrapping_add(carryover);
+    let need = io_disp.wrapping_add(1);
+    let within = if signed {
+        (allowed as i32) > 0 && need <= allowed
+    } else {
+        need <= allowed
+    };
+    if within {
+        return 0;
+    }
+    let wait = rnd - el;
+    if min_wait {
+        wait.max(hz / iops as u64 + 1)
+    } else {
+        wait
+    }
 }
 
 /// The 2018 budget window: el = 0 counts as one slice, rounded up to S.
