@@ -154,6 +154,18 @@ impl EventQueue {
     pub fn peek_time(&self) -> Option<Ns> {
         self.first().map(|(_, e)| e.t)
     }
+    /// The jobs of the first two events in the task lane: most often the
+    /// next task wake-ups the loop runs, for cache hints (they may be
+    /// preceded by others; a hint is then only wasted).
+    #[inline]
+    pub fn upcoming_jobs(&self) -> [Option<JobId>; 2] {
+        let q = &self.lanes[1];
+        let job = |i| match q.get(i) {
+            Some(Entry { ev: Ev::Job(j), .. }) => Some(*j),
+            _ => None,
+        };
+        [job(0), job(1)]
+    }
     pub fn len(&self) -> usize {
         self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()
     }
