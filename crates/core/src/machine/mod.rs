@@ -414,9 +414,10 @@ impl Sim {
                 return false;
             }
             let clk = &mut self.k.clk;
-            let Some(nt) = clk.q.peek_time() else {
+            let Some(next) = clk.q.next() else {
                 return false;
             };
+            let nt = next.t;
             if nt > t {
                 return true;
             }
@@ -428,7 +429,7 @@ impl Sim {
                     return false;
                 }
             }
-            let (et, ev) = clk.q.pop().expect("peeked");
+            let (et, ev) = clk.q.take(next);
             debug_assert!(et >= clk.now, "time went backwards");
             clk.now = et;
             if self.wl.jobs.len() > PREFETCH_JOBS_MIN {
