@@ -82,6 +82,12 @@ impl PlatHist {
     pub fn total(&self) -> u64 {
         self.total
     }
+    /// The counter a sample of `ns` would increment (None before the
+    /// first sample), for a caller that wants it in the cache beforehand.
+    #[inline]
+    pub fn bucket_of(&self, ns: u64) -> Option<&u64> {
+        self.buckets.get(plat_val_to_idx(ns))
+    }
     /// Every bucket's count, in index order (`PLAT_NR` of them).
     pub fn counts(&self) -> &[u64] {
         if self.buckets.is_empty() {

@@ -267,7 +267,7 @@ pub(crate) trait BlkMq: BlkHost {
             sector: bio.sector,
             bytes: bio.bytes,
             sync: bio.flags.sync || bio.op == Op::Read,
-            bios: vec![id],
+            bios: smallvec::smallvec![id],
             alloc_time: alloc_began,
             start_time: now,
             insert_time: now,

@@ -8,6 +8,10 @@ use crate::sim::time::Ns;
 
 pub use crate::sim::engine::ReqId;
 
+/// A request's bios: most requests carry one (no merge), kept inline so
+/// that a request costs no allocation of its own.
+pub type RqBios = smallvec::SmallVec<[BioId; 2]>;
+
 #[derive(Clone, Debug)]
 pub struct Request {
     pub dev: DevId,
@@ -21,7 +25,7 @@ pub struct Request {
     pub bytes: u32,
     pub sync: bool,
     /// Bios in the request, first one first (merges append or prepend).
-    pub bios: Vec<BioId>,
+    pub bios: RqBios,
     /// `alloc_time_ns`: when request allocation began, before any wait for a tag.
     pub alloc_time: Ns,
     /// `start_time_ns`: when the request got its tag (so start - alloc = rq_wait).

@@ -71,7 +71,7 @@ pub(crate) fn request(
         sector,
         bytes: (sectors << 9) as u32,
         sync: op == crate::block::bio::Op::Read,
-        bios: vec![bio],
+        bios: smallvec::smallvec![bio],
         alloc_time: now,
         start_time: now,
         insert_time: now,

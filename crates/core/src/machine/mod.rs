@@ -35,6 +35,11 @@ use crate::workload::fio::Job;
 use crate::workload::Workload;
 use kernel::Kernel;
 
+/// With more jobs than this, the event loop asks the CPU to start loading
+/// the state of the jobs it will wake next (`Workload::prefetch_jobs`):
+/// a few jobs' state stays in the cache anyway.
+const PREFETCH_JOBS_MIN: usize = 16;
+
 /// The whole simulated machine.
 pub struct Sim {
     pub(crate) k: Kernel,
@@ -409,9 +414,10 @@ impl Sim {
                 return false;
             }
             let clk = &mut self.k.clk;
-            let Some(nt) = clk.q.peek_time() else {
+            let Some(next) = clk.q.next() else {
                 return false;
             };
+            let nt = next.t;
             if nt > t {
                 return true;
             }
@@ -423,9 +429,12 @@ impl Sim {
                     return false;
                 }
             }
-            let (et, ev) = clk.q.pop().expect("peeked");
+            let (et, ev) = clk.q.take(next);
             debug_assert!(et >= clk.now, "time went backwards");
             clk.now = et;
+            if self.wl.jobs.len() > PREFETCH_JOBS_MIN {
+                self.wl.prefetch_jobs(clk.q.upcoming_jobs());
+            }
             self.dispatch_event(ev);
         }
     }

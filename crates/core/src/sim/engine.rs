@@ -90,6 +90,13 @@ enum Src {
     Lane(usize),
 }
 
+/// The next event of the queue, as [`EventQueue::next`] found it.
+#[derive(Clone, Copy)]
+pub struct Next {
+    pub t: Ns,
+    src: Src,
+}
+
 #[derive(Default)]
 pub struct EventQueue {
     heap: BinaryHeap<Entry>,
@@ -141,18 +148,45 @@ impl EventQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Option<(Ns, Ev)> {
-        let (src, _) = self.first()?;
-        let e = match src {
+        let n = self.next()?;
+        Some(self.take(n))
+    }
+
+    /// The next event's time, and where it is for [`take`](Self::take):
+    /// a loop that looks at the time before it pops finds the event once.
+    #[inline]
+    pub fn next(&self) -> Option<Next> {
+        self.first().map(|(src, e)| Next { t: e.t, src })
+    }
+
+    /// Remove the event `n` found, with no push or pop since.
+    #[inline]
+    pub fn take(&mut self, n: Next) -> (Ns, Ev) {
+        let e = match n.src {
             Src::Heap => self.heap.pop(),
             Src::Lane(l) => self.lanes[l].pop_front(),
-        }?;
+        }
+        .expect("taken as found by next()");
+        debug_assert_eq!(e.t, n.t, "queue changed between next() and take()");
         self.processed += 1;
-        Some((e.t, e.ev))
+        (e.t, e.ev)
     }
     /// The time of the next event, if any.
     #[inline]
     pub fn peek_time(&self) -> Option<Ns> {
         self.first().map(|(_, e)| e.t)
+    }
+    /// The jobs of the first two events in the task lane: most often the
+    /// next task wake-ups the loop runs, for cache hints (they may be
+    /// preceded by others; a hint is then only wasted).
+    #[inline]
+    pub fn upcoming_jobs(&self) -> [Option<JobId>; 2] {
+        let q = &self.lanes[1];
+        let job = |i| match q.get(i) {
+            Some(Entry { ev: Ev::Job(j), .. }) => Some(*j),
+            _ => None,
+        };
+        [job(0), job(1)]
     }
     pub fn len(&self) -> usize {
         self.heap.len() + self.lanes.iter().map(VecDeque::len).sum::<usize>()

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod cpus;
 pub mod engine;
 pub mod kerr;
+pub mod prefetch;
 pub mod probe;
 pub mod rng;
 pub mod slab;

@@ -1,6 +1,8 @@
 //! fio's random map (`lib/axmap.c`): which blocks of a job's region the
 //! current pass has covered.
 
+use crate::sim::prefetch::read as prefetch_read;
+
 /// One level of the random map, 64 bits per word. A level larger than
 /// `FLAT_MAX` words is cut into chunks of `CHUNK_WORDS` words, each kept as the
 /// sorted list of its set bits (2 bytes a bit) until the list would outgrow
@@ -163,20 +165,6 @@ impl Words {
             }
         }
     }
-}
-
-/// A prefetch hint for the cache line at `p` (no load, no fault: the
-/// instruction is a hint even for an address that is not mapped).
-#[inline]
-fn prefetch_read(p: *const u8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: PREFETCHT0 reads nothing architecturally and cannot fault;
-    // SSE is part of the x86_64 baseline.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// fio's random map (`lib/axmap.c`, one per file, here one per job's region):

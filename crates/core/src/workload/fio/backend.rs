@@ -407,6 +407,8 @@ impl Workload {
                 let st = &mut job.stats.dirs[d];
                 st.clat.add(clat);
                 st.lat.add(now - io.start_time);
+                job.last_lat_ns[1] = clat;
+                job.last_lat_ns[2] = now - io.start_time;
                 st.io_bytes += io.bytes as u64;
                 job.stats.add_lat_bin(clat);
                 if sys.probing() {
@@ -572,6 +574,7 @@ impl Workload {
         io.has_slat = true;
         if !job.in_ramp {
             job.stats.dirs[d].slat.add(slat);
+            job.last_lat_ns[0] = slat;
             job.stats.iodepth_level[iodepth_level_bin(job.cur_depth)] += 1;
             job.stats.iodepth_submit[iodepth_batch_bin(1)] += 1;
             job.stats.total_submit += 1;

@@ -16,6 +16,7 @@
 
 mod axmap;
 mod backend;
+mod hint;
 mod io_u;
 
 use std::collections::VecDeque;
@@ -126,6 +127,9 @@ pub(crate) struct Job {
     total_bytes: u64,
     ios_total: u64,
     finished_at: Option<Ns>,
+    /// The last (slat, clat, lat) recorded: where the next samples most
+    /// likely fall in the histograms (hint.rs). No effect on any result.
+    last_lat_ns: [Ns; 3],
     // interval samples
     next_sample: Ns,
     last_sample_t: Ns,
@@ -258,6 +262,7 @@ impl Job {
             total_bytes,
             ios_total: 0,
             finished_at: None,
+            last_lat_ns: [0; 3],
             next_sample: 0,
             last_sample_t: 0,
             last_sample_bytes: [0; 2],

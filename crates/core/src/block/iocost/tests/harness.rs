@@ -140,7 +140,7 @@ impl Sim {
             sector: bio.sector,
             bytes: bio.bytes,
             sync: true,
-            bios: vec![id],
+            bios: smallvec::smallvec![id],
             start_time: bio.t_issue,
             alloc_time: bio.t_issue,
             insert_time: bio.t_issue,

@@ -220,7 +220,7 @@ fn latency_and_rq_wait_accounting() {
         sector: 0,
         bytes,
         sync: true,
-        bios: vec![],
+        bios: Default::default(),
         // `start` = allocation began (alloc_time_ns), `alloc` = tag obtained (start_time_ns)
         alloc_time: start,
         start_time: alloc,

@@ -1,0 +1,91 @@
+//! Cache hints for the jobs the event loop will wake next. Not in fio: the
+//! simulator's own speed. With hundreds of jobs, each job's state (its
+//! loop's fields, its io_us, its latency histograms) has left the cache by
+//! the time the job runs again, and each I/O used to wait for those loads
+//! at the io_u read and the histogram increments. The event queue tells
+//! which jobs wake next (`EventQueue::upcoming_jobs`); their state starts
+//! loading one or two events ahead, in two stages: the job's own fields
+//! first, then, one event later, what those fields point to. A hint reads
+//! nothing: no result can change.
+
+use super::{Job, Phase};
+use crate::sim::prefetch::read;
+use crate::syscall::JobId;
+use crate::workload::Workload;
+
+impl Workload {
+    /// Hints for `[next, after]`, the jobs of the next two task wake-ups.
+    #[inline]
+    pub(crate) fn prefetch_jobs(&self, [next, after]: [Option<JobId>; 2]) {
+        if let Some(job) = after.and_then(|j| self.jobs.get(j as usize)) {
+            job.prefetch_fields();
+        }
+        if let Some(job) = next.and_then(|j| self.jobs.get(j as usize)) {
+            job.prefetch_targets();
+        }
+    }
+}
+
+impl Job {
+    /// Stage one: the fields a wake-up reads first (addresses from the job
+    /// list alone: nothing is loaded to compute them).
+    #[inline]
+    fn prefetch_fields(&self) {
+        read(&self.phase);
+        read(&self.wake_at);
+        read(&self.io_us);
+        read(&self.completed);
+        read(&self.cur_depth);
+        read(&self.in_ramp);
+        read(&self.rng);
+        read(&self.cfg.spec.rw);
+        read(&self.stats.iodepth_level);
+        let st = &self.stats.dirs[0];
+        read(&st.slat);
+        read(&st.clat);
+        read(&st.lat);
+    }
+
+    /// Stage two, for fields loaded one event earlier: the io_u the wake-up
+    /// will read and the histogram counters its samples most likely hit
+    /// (those of the job's last samples; read jobs only, the bench's case).
+    #[inline]
+    fn prefetch_targets(&self) {
+        let st = &self.stats.dirs[0];
+        match self.phase {
+            Phase::SubmitReturn(n) => {
+                if let Some(io) = self.io_us.get(n as usize) {
+                    read(io);
+                }
+                if let Some(c) = st.slat.hist.bucket_of(self.last_lat_ns[0]) {
+                    read(c);
+                }
+            }
+            Phase::Reap { .. } => {
+                // the io_u reaped first (reading the queue's front here
+                // waits no longer than the reap would)
+                if let Some(io) = self
+                    .completed
+                    .front()
+                    .and_then(|&n| self.io_us.get(n as usize))
+                {
+                    read(io);
+                }
+                // queueing moves a latency by a few buckets from one I/O
+                // to the next: the lines on either side too
+                for (h, ns) in [
+                    (&st.clat.hist, self.last_lat_ns[1]),
+                    (&st.lat.hist, self.last_lat_ns[2]),
+                ] {
+                    if let Some(c) = h.bucket_of(ns) {
+                        let p: *const u64 = c;
+                        read(p.wrapping_sub(8));
+                        read(p);
+                        read(p.wrapping_add(8));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
