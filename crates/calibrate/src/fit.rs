@@ -28,6 +28,7 @@ use blklab_core::drivers::cloud::CloudSpec;
 use blklab_core::drivers::linear::LinearSpec;
 use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
 use blklab_core::drivers::ModelSpec;
+use blklab_core::sim::cpus::HostCpus;
 use blklab_core::CpuCosts;
 
 use crate::facts::DeviceFacts;
@@ -355,6 +356,19 @@ fn fit_unit_bandwidths(
     Ok(())
 }
 
+/// fio's CPU share at QD64 (4 KiB random reads) when it shows the host's
+/// CPUs bounding the device: at 90 % of a CPU or more, fio's own thread
+/// (submit, reap, its user space) could not issue faster, whatever the
+/// device.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+
+/// fio's CPU share at QD64 when it is at least [`CPU_BOUND_PCT`].
+pub fn cpu_bound(m: &Measured) -> Option<f64> {
+    m.get(&plan::rand_read_id(64))
+        .map(|r| r.cpu_pct)
+        .filter(|&p| p >= CPU_BOUND_PCT)
+}
+
 /// What calibrate knows of the host and the target beyond the figures.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostFacts {
@@ -378,8 +392,19 @@ pub fn fit(
     let q1r = need(m, plan::LAT_READ_4K)?;
     let q64r = need(m, &plan::rand_read_id(64))?;
     let q1w = get(m, plan::LAT_WRITE_4K);
-    let (host, note) = submit_costs(q1r.slat_mean_ns, q64r.slat_mean_ns);
+    let (mut host, note) = submit_costs(q1r.slat_mean_ns, q64r.slat_mean_ns);
     notes.push(note);
+    // A device whose QD64 job kept fio's thread busy is bounded by the
+    // host's CPUs: the free-host models (ssd, linear, cloud) are then
+    // fitted on a host of the measured CPU count (the corrections below run
+    // there), and the block carries its [host].
+    if let (Some(pct), Some(cpus), false) = (cpu_bound(m), hf.cpus, hf.tmpfs_loop) {
+        host.cpu.cpus = HostCpus::measured(cpus);
+        notes.push(format!(
+            "CPU-bound: fio used {pct:.0} % of a CPU at QD64 ({}), so the model is fitted on [host] cpus = {cpus} (the measured host)",
+            plan::rand_read_id(64)
+        ));
+    }
     let job = |id: &str| jobs.iter().find(|j| j.id == id).cloned();
 
     // linear: iocost_coef_gen.py's six numbers.

@@ -344,3 +344,41 @@ fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
     assert_eq!(f.chosen, ModelKind::Ssd);
     assert!(f.tmpfs_loop.is_none());
 }
+
+/// A real device whose QD64 job kept fio's thread 95 % busy is bounded by
+/// the host's CPUs: the ssd is fitted on the measured host's CPUs and its
+/// block carries `[host] cpus`; at 60 % it keeps the free host.
+#[test]
+fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
+    let truth = ModelSpec::Ssd(SsdSpec {
+        units: 4,
+        read: LatencyDist::FixedExp {
+            fixed_us: 20.0,
+            exp_mean_us: 5.0,
+        },
+        write: LatencyDist::FixedExp {
+            fixed_us: 20.0,
+            exp_mean_us: 5.0,
+        },
+        unit_bps: 1_000_000_000,
+        unit_write_bps: None,
+        placement: Placement::LeastBusy,
+        stripe_kb: 128,
+        queue_depth: 128,
+    });
+    let jobs = plan::plan(true, 256 << 20, true);
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: false,
+    };
+    for (pct, bound) in [(95.0, true), (60.0, false)] {
+        let mut m = measure(&truth, &jobs);
+        m.get_mut(&plan::rand_read_id(64)).unwrap().cpu_pct = pct;
+        assert_eq!(cpu_bound(&m).is_some(), bound);
+        let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+        assert_eq!(f.chosen, ModelKind::Ssd);
+        assert_eq!(f.host.cpu.cpus.nr, if bound { 2 } else { 0 });
+        let block = crate::render::device_block(&facts(), &f, ModelKind::Ssd);
+        assert_eq!(block.starts_with("[host]\ncpus = 2"), bound, "{block}");
+    }
+}

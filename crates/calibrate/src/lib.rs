@@ -288,7 +288,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     }
     let block = render::device_block(&facts, &f, f.chosen);
     let line = f.io_cost_model(&devno);
-    let costs_line = if f.chosen == ModelKind::Loop {
+    let costs_line = if f.host_for(f.chosen).cpu.cpus.nr > 0 {
         "# [host]: this host's CPUs and fio's costs (submit_ns, reap_ns are [run]'s keys; set them in one place)".to_string()
     } else {
         format!(

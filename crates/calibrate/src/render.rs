@@ -74,8 +74,9 @@ fn host_section(cpus: &blklab_core::CpuCosts, s: &mut String) {
 /// model's comes after its `[host]` section.
 pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
     let mut s = String::new();
-    if kind == ModelKind::Loop {
-        host_section(&fit.host_for(kind).cpu, &mut s);
+    let host = fit.host_for(kind).cpu;
+    if kind == ModelKind::Loop || host.cpus.nr > 0 {
+        host_section(&host, &mut s);
     }
     let _ = writeln!(s, "[[device]]");
     let _ = writeln!(s, "name = \"{}\"", f.name);

@@ -192,6 +192,10 @@ pub fn simulate(dev: &DeviceConfig, cpu: CpuCosts, job_args: &str) -> Result<Fio
         read: dir_of(&st.dirs[0]),
         write: dir_of(&st.dirs[1]),
         mixed: mixed.then(|| dir_of(&st.mixed())),
+        cpu_pct: {
+            let (usr, sys) = st.cpu_pct();
+            usr + sys
+        },
         command: format!("(simulated) fio {job_args}"),
     })
 }
