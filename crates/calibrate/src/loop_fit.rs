@@ -140,32 +140,42 @@ impl Fitter<'_> {
     }
 
     /// `wake_tail_ns` from the spread of QD1's clat (p99 − mean), then
-    /// `wake_ns` from its mean, each by a secant step on the model: the
-    /// tail widens the spread (and raises the mean), the constant moves
-    /// the mean alone.
+    /// `wake_ns` from its mean, by secant steps on the model: the tail
+    /// widens the spread and raises the mean, the constant moves the mean
+    /// alone. The mean comes first: the tail may not exceed what the mean
+    /// leaves with `wake_ns` = 0 (a loaded host's QD1 p99 of milliseconds,
+    /// other work holding the CPUs, is not a wake-up's).
     fn fit_wake(&mut self, j: &Job, real_mean: f64, real_p99: f64) -> Result<(), String> {
         let b0 = DEFAULT_WAKE_NS;
+        let (probe, step) = (5_000u64, 2_000u64);
+        // per ns of tail: spread and mean
         let (m0, p0) = self.q1_at(j, b0, 0)?;
+        let (m1, p1) = self.q1_at(j, b0, probe)?;
+        let spread_per_ns = ((p1 - m1) - (p0 - m0)) / probe as f64;
+        let mean_per_tail_ns = (m1 - m0) / probe as f64;
         let want = (real_p99 - real_mean).max(0.0);
         let mut t = 0u64;
-        if want > p0 - m0 {
-            let probe = 5_000u64;
-            let (m1, p1) = self.q1_at(j, b0, probe)?;
-            let per_ns = ((p1 - m1) - (p0 - m0)) / probe as f64;
-            if per_ns > 0.0 {
-                t = clamp_ns((want - (p0 - m0)) / per_ns);
-            }
+        if spread_per_ns > 0.0 && want > p0 - m0 {
+            t = clamp_ns((want - (p0 - m0)) / spread_per_ns);
         }
-        let (m2, _) = self.q1_at(j, b0, t)?;
-        let step = 2_000u64;
-        let (m3, _) = self.q1_at(j, b0 + step, t)?;
-        let per_ns = (m3 - m2) / step as f64;
-        let b = if per_ns > 0.0 {
-            clamp_ns(b0 as f64 + (real_mean - m2) / per_ns)
-        } else {
-            b0
-        };
-        self.host.cpu.cpus.wake_ns = b;
+        // per ns of constant, with that tail: the mean (with no tail the
+        // request may complete inside the submit call, which no wake-up
+        // cost changes)
+        let (mut m3, _) = self.q1_at(j, b0, t)?;
+        let (m4, _) = self.q1_at(j, b0 + step, t)?;
+        let mean_per_ns = (m4 - m3) / step as f64;
+        if mean_per_ns <= 0.0 {
+            self.host.cpu.cpus.wake_ns = b0;
+            self.host.cpu.cpus.wake_tail_ns = t;
+            return Ok(());
+        }
+        let mean_at_no_wake = m3 - mean_per_ns * b0 as f64;
+        if mean_at_no_wake > real_mean && mean_per_tail_ns > 0.0 {
+            let cut = (mean_at_no_wake - real_mean) / mean_per_tail_ns;
+            t = clamp_ns(t as f64 - cut);
+            m3 = self.q1_at(j, b0, t)?.0;
+        }
+        self.host.cpu.cpus.wake_ns = clamp_ns(b0 as f64 + (real_mean - m3) / mean_per_ns);
         self.host.cpu.cpus.wake_tail_ns = t;
         Ok(())
     }
