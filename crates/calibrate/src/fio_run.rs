@@ -63,6 +63,9 @@ pub struct FioResult {
     pub command: String,
 }
 
+/// Measurements by job id.
+pub type Measured = std::collections::BTreeMap<String, FioResult>;
+
 impl FioResult {
     /// The direction that did the I/O (or fio's merged one when present).
     pub fn main(&self) -> &DirFigures {

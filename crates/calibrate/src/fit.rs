@@ -22,8 +22,6 @@
 //! accounted for, whatever they are); the unit count likewise by the QD64
 //! IOPS ratio.
 
-use std::collections::BTreeMap;
-
 use blklab_core::drivers::cloud::CloudSpec;
 use blklab_core::drivers::linear::LinearSpec;
 use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
@@ -36,8 +34,8 @@ use crate::fio_run::{DirFigures, FioResult};
 use crate::loop_fit::{fit_tmpfs_loop, tmpfs_loop, LoopFit};
 use crate::plan::{self, Job};
 
-/// Measurements by job id.
-pub type Measured = BTreeMap<String, FioResult>;
+pub use crate::fio_run::Measured;
+pub use crate::sim_run::HostCosts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
@@ -62,14 +60,6 @@ impl ModelKind {
             )),
         }
     }
-}
-
-/// What the simulated host and device charge the submitter: the run's CPU
-/// costs (`[run] submit_ns`) and the device's `idle_wake_ns`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostCosts {
-    pub cpu: CpuCosts,
-    pub idle_wake_ns: u64,
 }
 
 #[derive(Debug, Clone)]

@@ -30,9 +30,9 @@ use blklab_core::drivers::loop_dev::LoopSpec;
 use blklab_core::drivers::ModelSpec;
 use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
 
-use crate::fio_run::FioResult;
-use crate::fit::{HostCosts, Measured};
+use crate::fio_run::{FioResult, Measured};
 use crate::plan::{self, Job};
+use crate::sim_run::HostCosts;
 
 /// The most any fitted cost may be (the scenario format's bound, 1 s).
 const MAX_NS: f64 = 1e9;

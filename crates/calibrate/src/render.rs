@@ -285,5 +285,14 @@ mod tests {
             assert!(r.read.iops > 100.0, "{k:?}: {}", r.read.iops);
         }
         assert!(fit.io_cost_model("7:7").contains("wrandiops=20000"));
+        // a CPU-bound device's free-host models carry the host they were
+        // fitted on; the loop model always does
+        let mut bound = fit.clone();
+        bound.host.cpu.cpus = blklab_core::sim::cpus::HostCpus::measured(2);
+        for k in [ModelKind::Ssd, ModelKind::Loop] {
+            let text = device_block(&facts, &bound, k);
+            assert!(text.starts_with("[host]\ncpus = 2"), "{text}");
+        }
+        assert!(device_block(&facts, &fit, ModelKind::Ssd).starts_with("[[device]]"));
     }
 }

@@ -14,6 +14,15 @@ use serde::Deserialize;
 
 use crate::fio_run::{DirFigures, FioResult, FIO_PERCENTILES};
 
+/// What the simulated host and device charge the submitter: the run's CPU
+/// costs (`[run] submit_ns`, and the host's CPUs) and the device's
+/// `idle_wake_ns`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostCosts {
+    pub cpu: CpuCosts,
+    pub idle_wake_ns: u64,
+}
+
 /// The keys `render` prints in a `[[device]]` block (a subset of the
 /// scenario format's; the same names and meanings).
 #[derive(Debug, Deserialize)]
