@@ -286,11 +286,10 @@ fn loop_first_estimates_are_the_hand_derived_ones() {
     assert_eq!(crate::loop_fit::first_estimates(1.024e9, 1e6), (0, 1_000));
 }
 
-/// A known tmpfs loop device on a 2-CPU host, measured in the simulator,
-/// is fitted back: the worker's costs within 15 % and the deep rate within
-/// 5 %, with `[host] cpus = 2` in the block.
-#[test]
-fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
+/// The quick plan measured in the simulator on a known tmpfs loop device
+/// (3000 ns per request, 250 ns per KiB) on a 2-CPU host (fio's submit
+/// 2.6 µs, the measured default wake-up and interrupt costs).
+fn known_tmpfs_loop_measured() -> (Measured, Vec<Job>) {
     use blklab_core::sim::cpus::HostCpus;
     let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
     let host = HostCosts {
@@ -302,7 +301,15 @@ fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
         idle_wake_ns: 0,
     };
     let jobs = plan::plan(true, 256 << 20, true);
-    let m = measure_on(&truth, &host, &jobs);
+    (measure_on(&truth, &host, &jobs), jobs)
+}
+
+/// A known tmpfs loop device on a 2-CPU host, measured in the simulator,
+/// is fitted back: the worker's costs within 15 % and the deep rate within
+/// 5 %, with `[host] cpus = 2` in the block.
+#[test]
+fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
+    let (m, jobs) = known_tmpfs_loop_measured();
     let hf = HostFacts {
         cpus: Some(2),
         tmpfs_loop: true,
@@ -389,18 +396,7 @@ fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
 /// under load 5 had fitted a 0.84 ms tail and run QD1 14× slow).
 #[test]
 fn a_loaded_hosts_qd1_p99_does_not_blow_up_the_wake_tail() {
-    use blklab_core::sim::cpus::HostCpus;
-    let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
-    let host = HostCosts {
-        cpu: CpuCosts {
-            submit_ns: 2_600,
-            cpus: HostCpus::measured(2),
-            ..CpuCosts::default()
-        },
-        idle_wake_ns: 0,
-    };
-    let jobs = plan::plan(true, 256 << 20, true);
-    let mut m = measure_on(&truth, &host, &jobs);
+    let (mut m, jobs) = known_tmpfs_loop_measured();
     let q1 = &mut m.get_mut(plan::LAT_READ_4K).unwrap().read;
     let real_mean = q1.clat_mean_ns;
     for (p, v) in q1.clat_pct_ns.iter_mut() {
