@@ -56,9 +56,15 @@ pub struct FioResult {
     pub write: DirFigures,
     /// `unified_rw_reporting=mixed`: both directions merged by fio.
     pub mixed: Option<DirFigures>,
+    /// fio's `usr_cpu + sys_cpu`: the share of one CPU (in %) the job's
+    /// thread used over its runtime; near 100 the job was CPU-bound.
+    pub cpu_pct: f64,
     /// The full fio command line that produced it (shown with --verbose).
     pub command: String,
 }
+
+/// Measurements by job id.
+pub type Measured = std::collections::BTreeMap<String, FioResult>;
 
 impl FioResult {
     /// The direction that did the I/O (or fio's merged one when present).
@@ -119,6 +125,7 @@ pub fn parse_fio_json(text: &str) -> std::result::Result<FioResult, String> {
         read: job.get("read").map(dir_figures).unwrap_or_default(),
         write: job.get("write").map(dir_figures).unwrap_or_default(),
         mixed: job.get("mixed").map(dir_figures),
+        cpu_pct: num(job, "usr_cpu") + num(job, "sys_cpu"),
         command: String::new(),
     })
 }
@@ -281,6 +288,7 @@ mod tests {
     fn fio_json_is_read() {
         let doc = r#"note: something
 {"fio version":"fio-3.33","jobs":[{"jobname":"x","error":0,
+ "usr_cpu":12.5,"sys_cpu":80.25,
  "read":{"iops":1234.5,"bw_bytes":5056512,"total_ios":6000,
    "slat_ns":{"mean":3000.0},
    "clat_ns":{"min":40000,"max":900000,"mean":52000.5,
@@ -289,6 +297,7 @@ mod tests {
         let r = parse_fio_json(doc).unwrap();
         assert_eq!(r.read.iops, 1234.5);
         assert_eq!(r.read.ios, 6000);
+        assert_eq!(r.cpu_pct, 92.75);
         assert_eq!(r.read.pct_ns(99.0), 99840.0);
         assert_eq!(r.read.pct_ns(50.0), 50176.0);
         assert_eq!(r.read.clat_pct_ns[0].0, 1.0);

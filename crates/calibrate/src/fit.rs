@@ -22,26 +22,29 @@
 //! accounted for, whatever they are); the unit count likewise by the QD64
 //! IOPS ratio.
 
-use std::collections::BTreeMap;
-
 use blklab_core::drivers::cloud::CloudSpec;
 use blklab_core::drivers::linear::LinearSpec;
 use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
 use blklab_core::drivers::ModelSpec;
+use blklab_core::sim::cpus::HostCpus;
 use blklab_core::CpuCosts;
 
 use crate::facts::DeviceFacts;
 use crate::fio_run::{DirFigures, FioResult};
+use crate::loop_fit::{fit_tmpfs_loop, tmpfs_loop, LoopFit};
 use crate::plan::{self, Job};
 
-/// Measurements by job id.
-pub type Measured = BTreeMap<String, FioResult>;
+pub use crate::fio_run::Measured;
+pub use crate::sim_run::HostCosts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModelKind {
     Ssd,
     Linear,
     Cloud,
+    /// A loop device over a file in memory, its worker a task on the
+    /// host's CPUs (chosen for a tmpfs-backed loop target).
+    Loop,
 }
 
 impl ModelKind {
@@ -51,17 +54,12 @@ impl ModelKind {
             "ssd" => Ok(Some(ModelKind::Ssd)),
             "linear" => Ok(Some(ModelKind::Linear)),
             "cloud" => Ok(Some(ModelKind::Cloud)),
-            _ => Err(format!("--model {s}: expected auto, ssd, linear or cloud")),
+            "loop" => Ok(Some(ModelKind::Loop)),
+            _ => Err(format!(
+                "--model {s}: expected auto, ssd, linear, cloud or loop"
+            )),
         }
     }
-}
-
-/// What the simulated host and device charge the submitter: the run's CPU
-/// costs (`[run] submit_ns`) and the device's `idle_wake_ns`.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct HostCosts {
-    pub cpu: CpuCosts,
-    pub idle_wake_ns: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -76,6 +74,11 @@ pub struct Fit {
     /// slat at QD1 and at QD64; the device's `idle_wake_ns` = what QD1's
     /// slat has beyond it (see [`submit_costs`]).
     pub host: HostCosts,
+    /// The loop-worker model and its host (`[host] cpus`), for a loop
+    /// device over a file in memory (see `loop_fit`).
+    pub tmpfs_loop: Option<LoopFit>,
+    /// The host's online CPUs (printed in the block's `[host]`).
+    pub host_cpus: Option<u32>,
     /// How each number was obtained, for the report.
     pub notes: Vec<String>,
 }
@@ -86,6 +89,22 @@ impl Fit {
             ModelKind::Ssd => ModelSpec::Ssd(self.ssd.clone()),
             ModelKind::Linear => ModelSpec::Linear(self.linear.clone()),
             ModelKind::Cloud => ModelSpec::Cloud(self.cloud.clone().unwrap_or_default()),
+            ModelKind::Loop => {
+                let l = self.tmpfs_loop.as_ref();
+                tmpfs_loop(
+                    l.map_or(0, |l| l.worker_ns),
+                    l.map_or(0, |l| l.worker_ns_per_kib),
+                )
+            }
+        }
+    }
+
+    /// The run's costs the model `kind` was fitted with (the loop model's
+    /// include the host's CPUs).
+    pub fn host_for(&self, kind: ModelKind) -> HostCosts {
+        match (kind, &self.tmpfs_loop) {
+            (ModelKind::Loop, Some(l)) => l.host,
+            _ => self.host,
         }
     }
 
@@ -327,6 +346,28 @@ fn fit_unit_bandwidths(
     Ok(())
 }
 
+/// fio's CPU share at QD64 (4 KiB random reads) when it shows the host's
+/// CPUs bounding the device: at 90 % of a CPU or more, fio's own thread
+/// (submit, reap, its user space) could not issue faster, whatever the
+/// device.
+pub const CPU_BOUND_PCT: f64 = 90.0;
+
+/// fio's CPU share at QD64 when it is at least [`CPU_BOUND_PCT`].
+pub fn cpu_bound(m: &Measured) -> Option<f64> {
+    m.get(&plan::rand_read_id(64))
+        .map(|r| r.cpu_pct)
+        .filter(|&p| p >= CPU_BOUND_PCT)
+}
+
+/// What calibrate knows of the host and the target beyond the figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostFacts {
+    /// The host's online CPUs (`/sys/devices/system/cpu/online`).
+    pub cpus: Option<u32>,
+    /// The target is a loop device over a file in memory (tmpfs).
+    pub tmpfs_loop: bool,
+}
+
 /// Fit every model. `simulate` runs a job on a model (the simulator), used for
 /// the offset corrections; `kind` forces the model the block uses.
 pub fn fit(
@@ -335,13 +376,25 @@ pub fn fit(
     kind: Option<ModelKind>,
     simulate: &dyn Fn(&ModelSpec, &HostCosts, &Job) -> Result<FioResult, String>,
     jobs: &[Job],
+    hf: HostFacts,
 ) -> Result<Fit, String> {
     let mut notes = Vec::new();
     let q1r = need(m, plan::LAT_READ_4K)?;
     let q64r = need(m, &plan::rand_read_id(64))?;
     let q1w = get(m, plan::LAT_WRITE_4K);
-    let (host, note) = submit_costs(q1r.slat_mean_ns, q64r.slat_mean_ns);
+    let (mut host, note) = submit_costs(q1r.slat_mean_ns, q64r.slat_mean_ns);
     notes.push(note);
+    // A device whose QD64 job kept fio's thread busy is bounded by the
+    // host's CPUs: the free-host models (ssd, linear, cloud) are then
+    // fitted on a host of the measured CPU count (the corrections below run
+    // there), and the block carries its [host].
+    if let (Some(pct), Some(cpus), false) = (cpu_bound(m), hf.cpus, hf.tmpfs_loop) {
+        host.cpu.cpus = HostCpus::measured(cpus);
+        notes.push(format!(
+            "CPU-bound: fio used {pct:.0} % of a CPU at QD64 ({}), so the model is fitted on [host] cpus = {cpus} (the measured host)",
+            plan::rand_read_id(64)
+        ));
+    }
     let job = |id: &str| jobs.iter().find(|j| j.id == id).cloned();
 
     // linear: iocost_coef_gen.py's six numbers.
@@ -469,11 +522,31 @@ pub fn fit(
             ..CloudSpec::default()
         });
     }
+    // A loop device over tmpfs with the host's CPUs known: the loop worker
+    // model (unless rate-capped, where the cap, not the CPUs, sets the rate).
+    let loop_wanted = (hf.tmpfs_loop && !capped) || kind == Some(ModelKind::Loop);
     let chosen = kind.unwrap_or(if capped {
         ModelKind::Cloud
+    } else if loop_wanted && hf.cpus.is_some() {
+        ModelKind::Loop
     } else {
         ModelKind::Ssd
     });
+    let tmpfs = match (loop_wanted, hf.cpus) {
+        (true, Some(cpus)) => Some(fit_tmpfs_loop(
+            m,
+            cpus,
+            &host,
+            facts.max_sectors_kb,
+            jobs,
+            simulate,
+            &mut notes,
+        )?),
+        (true, None) => {
+            return Err("--model loop needs the host's CPU count".into());
+        }
+        _ => None,
+    };
 
     // Corrections by simulation.
     if let Some(j1) = job(plan::LAT_READ_4K) {
@@ -523,6 +596,8 @@ pub fn fit(
         cloud,
         chosen,
         host,
+        tmpfs_loop: tmpfs,
+        host_cpus: hf.cpus,
         notes,
     })
 }

@@ -106,7 +106,7 @@ fn a_known_ssd_is_recovered() {
     let jobs = plan::plan(true, 256 << 20, true);
     let m = measure(&truth, &jobs);
     assert!(!rate_capped(&m));
-    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    let f = fit(&m, &facts(), None, &sim, &jobs, HostFacts::default()).unwrap();
     assert_eq!(f.chosen, ModelKind::Ssd);
     assert!((3..=5).contains(&f.ssd.units), "units {}", f.ssd.units);
     let rm = dist_mean_ns(&f.ssd.read);
@@ -161,10 +161,10 @@ fn a_rate_capped_device_fits_the_cloud_model() {
             *ns = 146e6;
         }
     }
-    let fs = fit(&slowed, &facts(), None, &sim, &jobs).unwrap();
+    let fs = fit(&slowed, &facts(), None, &sim, &jobs, HostFacts::default()).unwrap();
     let w = fs.cloud.as_ref().unwrap().refill_ms.unwrap();
     assert!((90..=110).contains(&w), "window {w} with a stretched p99.9");
-    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    let f = fit(&m, &facts(), None, &sim, &jobs, HostFacts::default()).unwrap();
     assert_eq!(f.chosen, ModelKind::Cloud);
     let c = f.cloud.as_ref().unwrap();
     assert!((c.iops.unwrap() as f64 - 500.0).abs() < 15.0, "{c:?}");
@@ -204,7 +204,7 @@ fn a_threaded_device_gets_its_idle_wake_and_both_rates() {
     };
     let jobs = plan::plan(true, 256 << 20, true);
     let m = measure_on(&truth, &host, &jobs);
-    let f = fit(&m, &facts(), None, &sim, &jobs).unwrap();
+    let f = fit(&m, &facts(), None, &sim, &jobs, HostFacts::default()).unwrap();
     // QD64 keeps the device busy: its slat is the submit cost (a wake-up now
     // and then when the device drains adds a little)
     let s = f.host.cpu.submit_ns;
@@ -220,7 +220,7 @@ fn a_threaded_device_gets_its_idle_wake_and_both_rates() {
     let mut m0 = m.clone();
     let q64_slat = m[&plan::rand_read_id(64)].main().slat_mean_ns;
     m0.get_mut(plan::LAT_READ_4K).unwrap().read.slat_mean_ns = q64_slat;
-    let f0 = fit(&m0, &facts(), None, &sim, &jobs).unwrap();
+    let f0 = fit(&m0, &facts(), None, &sim, &jobs, HostFacts::default()).unwrap();
     assert_eq!(f0.host.idle_wake_ns, 0);
     let j = jobs.iter().find(|j| j.id == plan::LAT_READ_4K).unwrap();
     let fast = sim(&f0.model(ModelKind::Ssd), &f0.host, j)
@@ -269,4 +269,155 @@ fn grant_window_is_the_slow_modes_lowest_percentile() {
     // no slow mode: p99.9
     let fast = qd1(18.6, [25.0, 30.0, 60.0, 80.0, 300.0, 900.0]);
     assert_eq!(grant_wait(&fast), (99.9, 300e3));
+}
+
+#[test]
+fn loop_first_estimates_are_the_hand_derived_ones() {
+    // 5.12 GB/s of 1280 KiB requests copied by one worker: 1024 B take
+    // 200 ns; 250 k IOPS at QD64: 4000 ns per I/O, of which 4 KiB of copy
+    // (800 ns) leave 3200 ns per request
+    assert_eq!(
+        crate::loop_fit::first_estimates(5.12e9, 250_000.0),
+        (3_200, 200)
+    );
+    // no big block measured: no per-KiB cost, the whole time per request
+    assert_eq!(crate::loop_fit::first_estimates(0.0, 250_000.0), (4_000, 0));
+    // a copy slower than the rate allows: the request cost stops at 0
+    assert_eq!(crate::loop_fit::first_estimates(1.024e9, 1e6), (0, 1_000));
+}
+
+/// The quick plan measured in the simulator on a known tmpfs loop device
+/// (3000 ns per request, 250 ns per KiB) on a 2-CPU host (fio's submit
+/// 2.6 µs, the measured default wake-up and interrupt costs).
+fn known_tmpfs_loop_measured() -> (Measured, Vec<Job>) {
+    use blklab_core::sim::cpus::HostCpus;
+    let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
+    let host = HostCosts {
+        cpu: CpuCosts {
+            submit_ns: 2_600,
+            cpus: HostCpus::measured(2),
+            ..CpuCosts::default()
+        },
+        idle_wake_ns: 0,
+    };
+    let jobs = plan::plan(true, 256 << 20, true);
+    (measure_on(&truth, &host, &jobs), jobs)
+}
+
+/// A known tmpfs loop device on a 2-CPU host, measured in the simulator,
+/// is fitted back: the worker's costs within 15 % and the deep rate within
+/// 5 %, with `[host] cpus = 2` in the block.
+#[test]
+fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
+    let (m, jobs) = known_tmpfs_loop_measured();
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: true,
+    };
+    let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+    assert_eq!(f.chosen, ModelKind::Loop);
+    let l = f.tmpfs_loop.as_ref().unwrap();
+    assert!((l.worker_ns as f64 / 3000.0 - 1.0).abs() < 0.15, "{l:?}");
+    assert!(
+        (l.worker_ns_per_kib as f64 / 250.0 - 1.0).abs() < 0.15,
+        "{l:?}"
+    );
+    assert_eq!(l.host.cpu.cpus.nr, 2);
+    let j = jobs
+        .iter()
+        .find(|j| j.id == plan::rand_read_id(64))
+        .unwrap();
+    let a = m[&plan::rand_read_id(64)].main().iops;
+    let b = sim(&f.model(ModelKind::Loop), &l.host, j)
+        .unwrap()
+        .main()
+        .iops;
+    assert!((b / a - 1.0).abs() < 0.05, "QD64 {a} vs {b}");
+    assert_eq!(f.host_for(ModelKind::Loop).cpu.cpus.nr, 2);
+    // a real device (not a loop over a file in memory) keeps the ssd fit
+    let f = fit(
+        &m,
+        &facts(),
+        None,
+        &sim,
+        &jobs,
+        HostFacts {
+            cpus: Some(2),
+            tmpfs_loop: false,
+        },
+    )
+    .unwrap();
+    assert_eq!(f.chosen, ModelKind::Ssd);
+    assert!(f.tmpfs_loop.is_none());
+}
+
+/// A real device whose QD64 job kept fio's thread 95 % busy is bounded by
+/// the host's CPUs: the ssd is fitted on the measured host's CPUs and its
+/// block carries `[host] cpus`; at 60 % it keeps the free host.
+#[test]
+fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
+    let truth = ModelSpec::Ssd(SsdSpec {
+        units: 4,
+        read: LatencyDist::FixedExp {
+            fixed_us: 20.0,
+            exp_mean_us: 5.0,
+        },
+        write: LatencyDist::FixedExp {
+            fixed_us: 20.0,
+            exp_mean_us: 5.0,
+        },
+        unit_bps: 1_000_000_000,
+        unit_write_bps: None,
+        placement: Placement::LeastBusy,
+        stripe_kb: 128,
+        queue_depth: 128,
+    });
+    let jobs = plan::plan(true, 256 << 20, true);
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: false,
+    };
+    for (pct, bound) in [(95.0, true), (60.0, false)] {
+        let mut m = measure(&truth, &jobs);
+        m.get_mut(&plan::rand_read_id(64)).unwrap().cpu_pct = pct;
+        assert_eq!(cpu_bound(&m).is_some(), bound);
+        let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+        assert_eq!(f.chosen, ModelKind::Ssd);
+        assert_eq!(f.host.cpu.cpus.nr, if bound { 2 } else { 0 });
+        assert_eq!(
+            f.host_for(ModelKind::Ssd).cpu.cpus.nr,
+            if bound { 2 } else { 0 }
+        );
+    }
+}
+
+/// A loaded host's QD1 p99 (milliseconds: other work held the CPUs) is not
+/// a wake-up's: the tail is cut so that the QD1 mean still holds (a CI run
+/// under load 5 had fitted a 0.84 ms tail and run QD1 14× slow).
+#[test]
+fn a_loaded_hosts_qd1_p99_does_not_blow_up_the_wake_tail() {
+    let (mut m, jobs) = known_tmpfs_loop_measured();
+    let q1 = &mut m.get_mut(plan::LAT_READ_4K).unwrap().read;
+    let real_mean = q1.clat_mean_ns;
+    for (p, v) in q1.clat_pct_ns.iter_mut() {
+        if *p >= 99.0 {
+            *v = 4e6;
+        }
+    }
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: true,
+    };
+    let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+    let l = f.tmpfs_loop.as_ref().unwrap();
+    let j = jobs.iter().find(|j| j.id == plan::LAT_READ_4K).unwrap();
+    let got = sim(&f.model(ModelKind::Loop), &l.host, j)
+        .unwrap()
+        .main()
+        .clat_mean_ns;
+    assert!(
+        (got / real_mean - 1.0).abs() < 0.15,
+        "QD1 mean {real_mean} vs {got}: {l:?}"
+    );
+    assert!(l.host.cpu.cpus.wake_tail_ns < 100_000, "{l:?}");
 }

@@ -84,8 +84,106 @@ pub fn quiet_queue(name: &str, res: &mut Resources) -> Result<(), String> {
     Ok(())
 }
 
+/// The sysfs file listing the online CPUs (`0-1`, `0,2-5`).
+pub const ONLINE_CPUS: &str = "/sys/devices/system/cpu/online";
+
+/// The number of CPUs in a kernel CPU list (`cpulist_parse` syntax:
+/// comma-separated numbers and ranges), for `[host] cpus`.
+pub fn count_cpu_list(list: &str) -> Option<u32> {
+    let mut n = 0u32;
+    for part in list.trim().split(',') {
+        let (a, b) = match part.split_once('-') {
+            Some((a, b)) => (a.trim().parse::<u32>().ok()?, b.trim().parse::<u32>().ok()?),
+            None => {
+                let a = part.trim().parse::<u32>().ok()?;
+                (a, a)
+            }
+        };
+        if b < a {
+            return None;
+        }
+        n = n.checked_add(b - a + 1)?;
+    }
+    (n > 0).then_some(n)
+}
+
+/// The host's online CPUs, read from `path` (normally [`ONLINE_CPUS`]);
+/// an error names the file.
+pub fn online_cpus(path: &Path) -> Result<u32, String> {
+    let s = std::fs::read_to_string(path)
+        .map_err(|e| format!("{}: cannot read the online CPUs: {e}", path.display()))?;
+    count_cpu_list(&s).ok_or_else(|| {
+        format!(
+            "{}: '{}' is not a CPU list (expected e.g. 0-1 or 0,2-3)",
+            path.display(),
+            s.trim()
+        )
+    })
+}
+
+/// The filesystem type holding `path`: the mount point of
+/// /proc/self/mountinfo (field 5) that is the longest prefix of it, and
+/// that line's type (the field after ` - `).
+pub fn fs_type_of(mountinfo: &str, path: &Path) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    for l in mountinfo.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let Some(dash) = f.iter().position(|x| *x == "-") else {
+            continue;
+        };
+        let (Some(mnt), Some(ty)) = (f.get(4), f.get(dash + 1)) else {
+            continue;
+        };
+        if path.starts_with(mnt) && best.as_ref().is_none_or(|(n, _)| mnt.len() >= *n) {
+            best = Some((mnt.len(), ty.to_string()));
+        }
+    }
+    best.map(|(_, t)| t)
+}
+
+/// Whether the loop device `name` is bound to a file in memory (tmpfs):
+/// its `loop/backing_file` lies on a tmpfs mount.
+pub fn loop_backing_is_tmpfs(name: &str) -> bool {
+    let Ok(f) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) else {
+        return false;
+    };
+    let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    fs_type_of(&mi, Path::new(f.trim())).as_deref() == Some("tmpfs")
+}
+
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn cpu_lists_are_counted_and_a_bad_file_is_named() {
+        assert_eq!(super::count_cpu_list("0-1\n"), Some(2));
+        assert_eq!(super::count_cpu_list("0,2-5,7"), Some(6));
+        assert_eq!(super::count_cpu_list("0"), Some(1));
+        assert_eq!(super::count_cpu_list("3-1"), None);
+        assert_eq!(super::count_cpu_list(""), None);
+        let e = super::online_cpus(Path::new("/nonexistent/cpu/online")).unwrap_err();
+        assert!(e.starts_with("/nonexistent/cpu/online: cannot read"), "{e}");
+        let dir = std::env::temp_dir().join(format!("blklab-cal-cpus-{}", std::process::id()));
+        std::fs::write(&dir, "zero-one\n").unwrap();
+        let e = super::online_cpus(&dir).unwrap_err();
+        let _ = std::fs::remove_file(&dir);
+        assert!(e.contains("'zero-one' is not a CPU list"), "{e}");
+    }
+
+    #[test]
+    fn the_filesystem_of_a_path_is_its_longest_mount() {
+        let mi = "22 1 254:1 / / rw - ext4 /dev/vda1 rw\n\
+                  30 22 0:25 / /dev/shm rw - tmpfs tmpfs rw\n\
+                  31 22 0:26 / /dev/shmx rw - ext4 x rw\n";
+        let t = |p: &str| super::fs_type_of(mi, Path::new(p));
+        assert_eq!(t("/dev/shm/disk.img").as_deref(), Some("tmpfs"));
+        assert_eq!(t("/root/disk.img").as_deref(), Some("ext4"));
+        assert_eq!(t("/dev/shmx/a").as_deref(), Some("ext4"));
+    }
+
     #[test]
     fn elevator_is_read_from_brackets() {
         assert_eq!(

@@ -13,6 +13,7 @@ pub mod facts;
 pub mod fio_run;
 pub mod fit;
 pub mod host;
+pub mod loop_fit;
 pub mod plan;
 pub mod render;
 pub mod sim_run;
@@ -191,6 +192,14 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     host::quiet_queue(&name, &mut res)
         .map_err(|e| CalError::Failed(format!("{}: {e}", tpath.display())))?;
     let facts = DeviceFacts::read(&name, &devno).map_err(CalError::Failed)?;
+    // The host's CPUs, and whether the device is a loop over a file in
+    // memory: then its speed is CPU time (the loop worker's and fio's).
+    let host_facts = fit::HostFacts {
+        cpus: Some(
+            host::online_cpus(std::path::Path::new(host::ONLINE_CPUS)).map_err(CalError::Failed)?,
+        ),
+        tmpfs_loop: host::loop_backing_is_tmpfs(&name),
+    };
     let file = target
         .file_id
         .map(|id| (tpath.as_path(), id, target.size_bytes));
@@ -272,28 +281,37 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     let sim = |m: &blklab_core::drivers::ModelSpec, h: &fit::HostCosts, j: &Job| {
         sim_run::simulate(&facts.device(m.clone(), h.idle_wake_ns), h.cpu, &j.args)
     };
-    let f = fit::fit(&measured, &facts, o.model, &sim, &jobs)
+    let f = fit::fit(&measured, &facts, o.model, &sim, &jobs, host_facts)
         .map_err(|e| CalError::Failed(format!("{}: fitting the models: {e}", tpath.display())))?;
     for n in &f.notes {
         report.push_str(&format!("# {n}\n"));
     }
     let block = render::device_block(&facts, &f, f.chosen);
     let line = f.io_cost_model(&devno);
+    let costs_line = if f.host_for(f.chosen).cpu.cpus.nr > 0 {
+        "# [host]: this host's CPUs and fio's costs (submit_ns, reap_ns are [run]'s keys; set them in one place)".to_string()
+    } else {
+        format!(
+            "# [run] submit_ns = {}   (fio's slat on a busy device here; put it in the scenario's [run])\n# this host has {} CPUs ([host] cpus); the model above was fitted on the free host (cpus = 0)",
+            f.host.cpu.submit_ns,
+            f.host_cpus.unwrap_or(0)
+        )
+    };
     report.push_str(&format!(
-        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n# [run] submit_ns = {}   (fio's slat on a busy device here; put it in the scenario's [run])\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
+        "\n# blklab calibrate {}{}: a scenario [[device]] block ({} model)\n{costs_line}\n{block}\n# io.cost.model (iocost_coef_gen.py's six numbers):\n{line}\n",
         tpath.display(),
         if o.quick { " --quick" } else { "" },
         match f.chosen {
             ModelKind::Ssd => "ssd",
             ModelKind::Linear => "linear",
             ModelKind::Cloud => "cloud",
+            ModelKind::Loop => "loop worker on the host's CPUs",
         },
-        f.host.cpu.submit_ns
     ));
 
     let validation = if o.validate {
         // What is validated is the block as printed, read back.
-        let dev_cfg = sim_run::device_from_toml(&block).map_err(|e| {
+        let (dev_cfg, block_cpu) = sim_run::block_from_toml(&block).map_err(|e| {
             CalError::Failed(format!(
                 "{}: the printed block does not load: {e}",
                 tpath.display()
@@ -302,9 +320,10 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         let mut rows = Vec::new();
         for j in &vjobs {
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
-            let simr = sim_run::simulate(&dev_cfg, f.host.cpu, &j.args).map_err(|e| {
-                CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
-            })?;
+            let simr = sim_run::simulate(&dev_cfg, block_cpu.unwrap_or(f.host.cpu), &j.args)
+                .map_err(|e| {
+                    CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
+                })?;
             if o.verbose {
                 report.push_str(&format!("# {}: {}\n", j.id, real.command));
             }

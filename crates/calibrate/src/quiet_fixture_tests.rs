@@ -5,9 +5,10 @@
 
 use crate::facts::DeviceFacts;
 use crate::fio_run::{DirFigures, FioResult};
-use crate::fit::{fit, HostCosts, Measured, ModelKind};
+use crate::fit::{fit, HostCosts, HostFacts, Measured};
 use crate::plan::{self, Job};
 use crate::sim_run;
+use crate::validate::Row;
 use blklab_core::drivers::ModelSpec;
 
 /// One fio figure line of calibrate's table: (IOPS, B/s, clat mean, p50,
@@ -41,11 +42,12 @@ fn one(d: DirFigures, write: bool) -> FioResult {
 /// The quiet-machine calibration of a 256 MiB tmpfs loop device (load
 /// 0.3–2; the stop note's issue-20 table, raw output in
 /// /work/notes/calib/tmpfs2.out), fitted again from its printed figures
-/// and validated against the real validation figures of that run. fio's
-/// QD1 slat is not in the table: 1/IOPS − clat mean − 0.5 µs of fio's own
-/// time per I/O (the 0.5 µs from the run before, which printed its slat).
-#[test]
-fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
+/// with the host facts `hf` and validated against the real validation
+/// figures of that run: the printed block, the validation rows and table.
+/// fio's QD1 slat is not in the table: 1/IOPS − clat mean − 0.5 µs of
+/// fio's own time per I/O (the 0.5 µs from the run before, which printed
+/// its slat).
+fn quiet_run_refitted(hf: HostFacts) -> (String, Vec<Row>, String) {
     let mib = 1048576.0;
     let q1_slat = 1e9 / 33442.0 - 18.5e3 - 500.0;
     let mut m = Measured::new();
@@ -96,11 +98,12 @@ fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
     let simf = |model: &ModelSpec, h: &HostCosts, j: &Job| {
         sim_run::simulate(&f.device(model.clone(), h.idle_wake_ns), h.cpu, &j.args)
     };
-    let fitted = fit(&m, &f, None, &simf, &jobs).unwrap();
+    let fitted = fit(&m, &f, None, &simf, &jobs, hf).unwrap();
     assert!(fitted.host.idle_wake_ns > 7_000, "{:?}", fitted.host);
     // validation as calibrate runs it: the printed block read back
-    let block = crate::render::device_block(&f, &fitted, ModelKind::Ssd);
-    let dev = sim_run::device_from_toml(&block).unwrap();
+    let block = crate::render::device_block(&f, &fitted, fitted.chosen);
+    let (dev, cpu) = sim_run::block_from_toml(&block).unwrap();
+    let cpu = cpu.unwrap_or(fitted.host.cpu);
     let real = [
         ("val-randread-4k-qd1", 33631.0, 19.3, 64.3),
         ("val-randread-4k-qd32", 274732.0, 113.6, 226.3),
@@ -110,12 +113,30 @@ fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
     let mut rows = Vec::new();
     for (j, (id, iops, mean, p99)) in crate::validate::jobs(true, true).iter().zip(real) {
         assert_eq!(j.id, id);
-        let s = sim_run::simulate(&dev, fitted.host.cpu, &j.args).unwrap();
+        let s = sim_run::simulate(&dev, cpu, &j.args).unwrap();
         let r = one(fig(iops, 0.0, mean, mean, p99, 0.0), false);
         rows.extend(crate::validate::compare(id, &r, &s));
     }
     let table = crate::validate::table(&rows);
     println!("{block}\n{table}\n{:?}", fitted.notes);
+    (block, rows, table)
+}
+
+/// The figures that missed, except the clat p99 of the jobs `excused`.
+fn missed_but_p99_of(rows: &[Row], excused: &[&str]) -> Vec<String> {
+    rows.iter()
+        .filter(|r| !r.pass())
+        .filter(|r| !(r.metric == "clat p99" && excused.contains(&r.job.as_str())))
+        .map(|r| format!("{} {}", r.job, r.metric))
+        .collect()
+}
+
+/// The free-host `ssd` fit (what calibrate printed before it knew the
+/// host's CPUs; still what it prints for a device that is not a loop over
+/// a file in memory).
+#[test]
+fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
+    let (_, rows, table) = quiet_run_refitted(HostFacts::default());
     // Before idle_wake_ns and the per-direction unit bandwidths the same
     // figures gave QD1 IOPS +40 % and the 128 KiB writes +21 % (IOPS) and
     // -15.5 % (clat mean). Still missed: the p99 of the two deep jobs (real
@@ -125,12 +146,43 @@ fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
     // the model does not have (docs/fidelity.md); a heavier per-request
     // tail would break the QD1 p99, which passes.
     let host_tails = ["val-randread-4k-qd32", "val-write-128k-qd8"];
-    let missed: Vec<String> = rows
-        .iter()
-        .filter(|r| !r.pass())
-        .filter(|r| !(r.metric == "clat p99" && host_tails.contains(&r.job.as_str())))
-        .map(|r| format!("{} {}", r.job, r.metric))
-        .collect();
+    let missed = missed_but_p99_of(&rows, &host_tails);
     assert!(missed.is_empty(), "{missed:?}\n{table}");
     assert!(rows.iter().filter(|r| r.pass()).count() >= 10, "{table}");
+}
+
+/// The same run fitted as calibrate now fits a tmpfs loop device: the loop
+/// worker as a task on the host's 2 CPUs (`loop_fit`). Every IOPS and clat
+/// mean passes, and QD1's p99 (its spread is the wake-up tail fitted from
+/// the measurement's QD1 p99). The p99s of the deep jobs still miss, by
+/// about −33 % (QD32), −30 % (128 KiB writes) and −25 % (the 70/30 mix):
+/// their real spread grows with the queue depth as a sum of per-I/O
+/// service times whose standard deviation is about 8.5 µs (p99 − mean:
+/// 55, 113 and 170 µs at QD8, 32 and 64 of the measurement = 2.33 × √QD ×
+/// 8.3, 8.6, 9.1 µs) while the whole per-I/O time is 3.64 µs: rare stalls
+/// of the busy CPUs by other work on the host (load 0.3–2 in that run),
+/// which neither a constant worker cost nor an exponential tail expresses
+/// (even a worker that is all exponential gives QD32 about 170 µs).
+#[test]
+fn the_quiet_tmpfs_loop_refitted_with_the_worker_on_two_cpus() {
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: true,
+    };
+    let (block, rows, table) = quiet_run_refitted(hf);
+    assert!(
+        block.contains("[host]\ncpus = 2") && block.contains("backing = \"tmpfs\""),
+        "{block}"
+    );
+    let deep = [
+        "val-randread-4k-qd32",
+        "val-write-128k-qd8",
+        "val-randrw-70-30-4k-qd16",
+    ];
+    let missed = missed_but_p99_of(&rows, &deep);
+    assert!(missed.is_empty(), "{missed:?}\n{table}");
+    // the deep p99s are low, not high: the model lacks spread, not speed
+    for r in rows.iter().filter(|r| r.metric == "clat p99") {
+        assert!(r.diff() > -0.40, "{table}");
+    }
 }

@@ -47,9 +47,37 @@ fn cloud_keys(c: &CloudSpec, s: &mut String) {
     kv("queue_depth", c.queue_depth.map(|v| v.to_string()));
 }
 
-/// The `[[device]]` block (scenario TOML) with the model `kind`.
+/// The `[host]` section of the loop model: the host's CPUs, the fitted
+/// wake-up costs and fio's own costs (in `[host]` rather than `[run]`, so
+/// the block carries everything its validation ran with).
+fn host_section(cpus: &blklab_core::CpuCosts, s: &mut String) {
+    let h = &cpus.cpus;
+    let _ = writeln!(s, "[host]");
+    let _ = writeln!(s, "cpus = {}   # this host's online CPUs", h.nr);
+    let _ = writeln!(
+        s,
+        "wake_ns = {}   # waking a sleeping task onto an idle CPU (QD1)",
+        h.wake_ns
+    );
+    let _ = writeln!(s, "wake_tail_ns = {}", h.wake_tail_ns);
+    let _ = writeln!(s, "irq_ns = {}", h.irq_ns);
+    let _ = writeln!(s, "timer_ns = {}", h.timer_ns);
+    let _ = writeln!(
+        s,
+        "submit_ns = {}   # fio's slat on the busy device",
+        cpus.submit_ns
+    );
+    let _ = writeln!(s, "reap_ns = {}", cpus.reap_ns);
+}
+
+/// The `[[device]]` block (scenario TOML) with the model `kind`; the loop
+/// model's comes after its `[host]` section.
 pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
     let mut s = String::new();
+    let host = fit.host_for(kind).cpu;
+    if kind == ModelKind::Loop || host.cpus.nr > 0 {
+        host_section(&host, &mut s);
+    }
     let _ = writeln!(s, "[[device]]");
     let _ = writeln!(s, "name = \"{}\"", f.name);
     let _ = writeln!(s, "devno = \"{}\"", f.devno);
@@ -101,6 +129,21 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
         ModelKind::Cloud => {
             let _ = writeln!(s, "kind = \"cloud\"");
             cloud_keys(&fit.cloud.clone().unwrap_or_default(), &mut s);
+        }
+        ModelKind::Loop => {
+            let l = fit.tmpfs_loop.as_ref();
+            let _ = writeln!(s, "kind = \"loop\"");
+            let _ = writeln!(s, "backing = \"tmpfs\"");
+            let _ = writeln!(
+                s,
+                "worker_ns = {}   # the worker's CPU per request",
+                l.map_or(0, |l| l.worker_ns)
+            );
+            let _ = writeln!(
+                s,
+                "worker_ns_per_kib = {}   # and per KiB copied",
+                l.map_or(0, |l| l.worker_ns_per_kib)
+            );
         }
     }
     s
@@ -196,23 +239,60 @@ mod tests {
                 cpu: CpuCosts::default(),
                 idle_wake_ns: 7_000,
             },
+            tmpfs_loop: Some(crate::loop_fit::LoopFit {
+                worker_ns: 2_500,
+                worker_ns_per_kib: 200,
+                host: crate::fit::HostCosts {
+                    cpu: CpuCosts {
+                        submit_ns: 2_600,
+                        cpus: blklab_core::sim::cpus::HostCpus {
+                            wake_tail_ns: 4_000,
+                            ..blklab_core::sim::cpus::HostCpus::measured(2)
+                        },
+                        ..CpuCosts::default()
+                    },
+                    idle_wake_ns: 7_000,
+                },
+            }),
+            host_cpus: Some(2),
             notes: vec![],
         };
-        for k in [ModelKind::Ssd, ModelKind::Linear, ModelKind::Cloud] {
+        for k in [
+            ModelKind::Ssd,
+            ModelKind::Linear,
+            ModelKind::Cloud,
+            ModelKind::Loop,
+        ] {
             let text = device_block(&facts, &fit, k);
-            let dev =
-                crate::sim_run::device_from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            let (dev, cpu) =
+                crate::sim_run::block_from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+            // only the loop model carries the host (its worker is a task on it)
+            assert_eq!(cpu.is_some(), k == ModelKind::Loop, "{text}");
+            if let Some(c) = cpu {
+                let want = fit.host_for(ModelKind::Loop).cpu;
+                assert_eq!(c.cpus, want.cpus, "{text}");
+                assert_eq!((c.submit_ns, c.reap_ns), (want.submit_ns, want.reap_ns));
+            }
             assert_eq!(dev.info.capacity_bytes, 256 << 20);
             assert_eq!(dev.info.max_sectors_kb, 1280);
             assert_eq!(dev.idle_wake_ns, 7_000);
             let r = crate::sim_run::simulate(
                 &dev,
-                CpuCosts::default(),
+                cpu.unwrap_or_default(),
                 "--name=x --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=4 --time_based --runtime=1",
             )
             .unwrap();
             assert!(r.read.iops > 100.0, "{k:?}: {}", r.read.iops);
         }
         assert!(fit.io_cost_model("7:7").contains("wrandiops=20000"));
+        // a CPU-bound device's free-host models carry the host they were
+        // fitted on; the loop model always does
+        let mut bound = fit.clone();
+        bound.host.cpu.cpus = blklab_core::sim::cpus::HostCpus::measured(2);
+        for k in [ModelKind::Ssd, ModelKind::Loop] {
+            let text = device_block(&facts, &bound, k);
+            assert!(text.starts_with("[host]\ncpus = 2"), "{text}");
+        }
+        assert!(device_block(&facts, &fit, ModelKind::Ssd).starts_with("[[device]]"));
     }
 }

@@ -5,6 +5,7 @@
 
 use blklab_core::block::blk_cgroup::CgroupTree;
 use blklab_core::drivers::{DeviceInfo, ModelSpec};
+use blklab_core::sim::cpus::HostCpus;
 use blklab_core::sim::switches::Switches;
 use blklab_core::sim::time::Hz;
 use blklab_core::sim::trace::Tracer;
@@ -12,6 +13,15 @@ use blklab_core::{CpuCosts, DeviceConfig, JobConfig, Sim, SimConfig};
 use serde::Deserialize;
 
 use crate::fio_run::{DirFigures, FioResult, FIO_PERCENTILES};
+
+/// What the simulated host and device charge the submitter: the run's CPU
+/// costs (`[run] submit_ns`, and the host's CPUs) and the device's
+/// `idle_wake_ns`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HostCosts {
+    pub cpu: CpuCosts,
+    pub idle_wake_ns: u64,
+}
 
 /// The keys `render` prints in a `[[device]]` block (a subset of the
 /// scenario format's; the same names and meanings).
@@ -31,8 +41,46 @@ struct DeviceBlock {
     model: toml::Value,
 }
 
+/// The `[host]` keys `render` prints for the loop model.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HostBlock {
+    cpus: u32,
+    wake_ns: Option<u64>,
+    wake_tail_ns: Option<u64>,
+    irq_ns: Option<u64>,
+    irq_tail_ns: Option<u64>,
+    timer_ns: Option<u64>,
+    timer_tail_ns: Option<u64>,
+    submit_ns: Option<u64>,
+    reap_ns: Option<u64>,
+}
+
+impl HostBlock {
+    /// The run's costs, the scenario format's defaults where a key is absent.
+    fn costs(&self) -> CpuCosts {
+        let d = CpuCosts::default();
+        let m = HostCpus::measured(self.cpus);
+        CpuCosts {
+            submit_ns: self.submit_ns.unwrap_or(d.submit_ns),
+            reap_ns: self.reap_ns.unwrap_or(d.reap_ns),
+            cpus: HostCpus {
+                nr: self.cpus,
+                irq_ns: self.irq_ns.unwrap_or(m.irq_ns),
+                irq_tail_ns: self.irq_tail_ns.unwrap_or(0),
+                wake_ns: self.wake_ns.unwrap_or(m.wake_ns),
+                wake_tail_ns: self.wake_tail_ns.unwrap_or(0),
+                timer_ns: self.timer_ns.unwrap_or(m.timer_ns),
+                timer_tail_ns: self.timer_tail_ns.unwrap_or(0),
+            },
+            ..d
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 struct Doc {
+    host: Option<HostBlock>,
     device: Vec<DeviceBlock>,
 }
 
@@ -44,7 +92,23 @@ fn parse_bytes(s: &str) -> Result<u64, String> {
 
 /// The device of a TOML text holding one `[[device]]` block.
 pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
+    Ok(block_from_toml(text)?.0)
+}
+
+/// The device of a TOML text holding one `[[device]]` block, and the run's
+/// costs of its `[host]` section when it has one.
+pub fn block_from_toml(text: &str) -> Result<(DeviceConfig, Option<CpuCosts>), String> {
     let doc: Doc = toml::from_str(text).map_err(|e| format!("the [[device]] block: {e}"))?;
+    if let Some(h) = &doc.host {
+        if h.cpus > HostCpus::MAX_NR {
+            return Err(format!(
+                "host.cpus = {}: at most {}",
+                h.cpus,
+                HostCpus::MAX_NR
+            ));
+        }
+    }
+    let host = doc.host.as_ref().map(HostBlock::costs);
     let d = doc.device.into_iter().next().ok_or("no [[device]] block")?;
     let model: ModelSpec = d
         .model
@@ -75,14 +139,15 @@ pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
             None => 1 << 40,
         },
     };
-    Ok(DeviceConfig {
+    let dev = DeviceConfig {
         info,
         model,
         scheduler,
         iosched: Vec::new(),
         wbt: None,
         idle_wake_ns: d.idle_wake_ns.unwrap_or(0),
-    })
+    };
+    Ok((dev, host))
 }
 
 fn dir_of(d: &blklab_fio::DirStats) -> DirFigures {
@@ -136,6 +201,10 @@ pub fn simulate(dev: &DeviceConfig, cpu: CpuCosts, job_args: &str) -> Result<Fio
         read: dir_of(&st.dirs[0]),
         write: dir_of(&st.dirs[1]),
         mixed: mixed.then(|| dir_of(&st.mixed())),
+        cpu_pct: {
+            let (usr, sys) = st.cpu_pct();
+            usr + sys
+        },
         command: format!("(simulated) fio {job_args}"),
     })
 }

@@ -124,9 +124,13 @@ fn loops_over(path: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The `[[device]]` block of calibrate's output.
+/// The `[[device]]` block of calibrate's output, with the `[host]` section
+/// before it when it has one (the loop model's, a CPU-bound device's).
 fn device_block(out: &str) -> String {
-    let start = out.find("\n[[device]]\n").expect("a [[device]] block");
+    let start = out
+        .find("\n[host]\n")
+        .or_else(|| out.find("\n[[device]]\n"))
+        .expect("a [[device]] block");
     let rest = &out[start + 1..];
     let end = rest.find("\n\n").unwrap_or(rest.len());
     rest[..end].to_string()
@@ -209,7 +213,13 @@ fn calibrates_a_tmpfs_loop_device() {
     cost_model_is_positive(&out);
     // --destructive: the device is written once in full before measuring
     assert!(out.contains("# preconditioned: the first 256 MiB"), "{out}");
-    block_runs_in_the_simulator(&device_block(&out), &dir);
+    // a loop over a file in memory: the loop worker on this host's CPUs
+    let block = device_block(&out);
+    assert!(
+        block.starts_with("[host]\ncpus = ") && block.contains("backing = \"tmpfs\""),
+        "{block}"
+    );
+    block_runs_in_the_simulator(&block, &dir);
     println!(
         "REPORT tmpfs loop ({wall:.0} s):\n{}\n{}",
         device_block(&out),

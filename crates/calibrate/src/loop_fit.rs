@@ -1,0 +1,246 @@
+//! The fit of a loop device bound to a file in memory (tmpfs), on a host
+//! with CPUs: the simulator's `kind = "loop"`, `backing = "tmpfs"` device,
+//! whose worker is a kernel-thread task holding a CPU, and `[host] cpus`.
+//!
+//! Such a device has no service time of its own: a request costs the CPU
+//! time of the loop worker (`loop_handle_cmd` → `lo_rw_aio` → the tmpfs
+//! file's read_iter/write_iter, a copy to or from its page-cache pages) and
+//! the submitter's (fio's submit and reap), on the host's CPUs. So:
+//!
+//! * `worker_ns_per_kib` from the big sequential read block at QD1: one
+//!   worker copies its `max_sectors_kb` requests one after another, so the
+//!   bandwidth is `request / (worker_ns + KiB × worker_ns_per_kib)`.
+//! * `worker_ns` from 4 KiB random reads at QD64: the device is CPU-bound
+//!   there, fio on one CPU and the worker on another (a tmpfs loop here:
+//!   274 k IOPS with fio's slat 2.6 µs, 3.64 µs per I/O for each side), and
+//!   the slower of the two sets the rate; the worker's share is what the
+//!   rate leaves beyond its copy of 4 KiB.
+//! * `wake_ns` and `wake_tail_ns` from the QD1 clat mean and p99: at QD1
+//!   every I/O wakes the sleeping worker and then the sleeping fio onto an
+//!   idle CPU (counted with perf: 0.99 worker wake-ups per I/O at QD1, 0.03
+//!   at QD64), and how long an idle CPU takes to run a woken task varies
+//!   with the idle state it left: a constant plus an exponential tail, the
+//!   tail drawn at each wake-up.
+//!
+//! Each number is set by simulation (the job run on the model until the
+//! figure is the measured one), since the simulator's own costs (reap,
+//! the run queue) sit between the parameter and the figure.
+
+use blklab_core::drivers::loop_dev::LoopSpec;
+use blklab_core::drivers::ModelSpec;
+use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
+
+use crate::fio_run::{FioResult, Measured};
+use crate::plan::{self, Job};
+use crate::sim_run::HostCosts;
+
+/// The most any fitted cost may be (the scenario format's bound, 1 s).
+const MAX_NS: f64 = 1e9;
+
+/// The loop model with `worker_ns` and `worker_ns_per_kib`.
+pub fn tmpfs_loop(worker_ns: u64, worker_ns_per_kib: u64) -> ModelSpec {
+    ModelSpec::Loop(LoopSpec {
+        backing: Some("tmpfs".into()),
+        worker_ns: worker_ns as i64,
+        worker_ns_per_kib: worker_ns_per_kib as i64,
+        ..LoopSpec::default()
+    })
+}
+
+/// What the loop fit found.
+#[derive(Debug, Clone)]
+pub struct LoopFit {
+    pub worker_ns: u64,
+    pub worker_ns_per_kib: u64,
+    /// The run's costs with the host's CPUs and the fitted wake-up costs.
+    pub host: HostCosts,
+}
+
+type SimFn<'a> = dyn Fn(&ModelSpec, &HostCosts, &Job) -> Result<FioResult, String> + 'a;
+
+fn clamp_ns(x: f64) -> u64 {
+    x.round().clamp(0.0, MAX_NS) as u64
+}
+
+/// The first estimates, by hand from the figures (the simulation then
+/// corrects them): per KiB, the big read block's time per byte
+/// (`1024 / bandwidth`: the copy is the request's whole cost); per
+/// request, QD64's time per I/O (`1 / IOPS`, the worker being the busier
+/// side) less its copy of 4 KiB.
+pub fn first_estimates(big_read_bps: f64, q64_iops: f64) -> (u64, u64) {
+    let per_kib = if big_read_bps > 0.0 {
+        1024.0 / big_read_bps * 1e9
+    } else {
+        0.0
+    };
+    let worker = if q64_iops > 0.0 {
+        1e9 / q64_iops - 4.0 * per_kib
+    } else {
+        0.0
+    };
+    (clamp_ns(worker), clamp_ns(per_kib))
+}
+
+struct Fitter<'a> {
+    sim: &'a SimFn<'a>,
+    worker_ns: u64,
+    per_kib: u64,
+    host: HostCosts,
+}
+
+impl Fitter<'_> {
+    fn run(&self, j: &Job) -> Result<FioResult, String> {
+        (self.sim)(&tmpfs_loop(self.worker_ns, self.per_kib), &self.host, j)
+    }
+
+    /// `worker_ns` until QD64's IOPS are the measured ones: the per-I/O
+    /// time moves by the difference (the worker sets the rate).
+    fn fit_worker(&mut self, j: &Job, real_iops: f64) -> Result<(), String> {
+        for _ in 0..4 {
+            let s = self.run(j)?.main().iops;
+            if s <= 0.0 || real_iops <= 0.0 {
+                break;
+            }
+            let d = 1e9 / real_iops - 1e9 / s;
+            let next = clamp_ns(self.worker_ns as f64 + d);
+            if next == self.worker_ns {
+                break;
+            }
+            self.worker_ns = next;
+        }
+        Ok(())
+    }
+
+    /// `worker_ns_per_kib` until the big block's bandwidth is the measured
+    /// one: the request's time moves by the difference, spread over its KiB.
+    fn fit_per_kib(&mut self, j: &Job, real_bps: f64, req_kib: f64) -> Result<(), String> {
+        let req_bytes = req_kib * 1024.0;
+        for _ in 0..4 {
+            let s = self.run(j)?.main().bw_bytes_per_s;
+            if s <= 0.0 || real_bps <= 0.0 {
+                break;
+            }
+            let d_ns = (req_bytes / real_bps - req_bytes / s) * 1e9;
+            let next = clamp_ns(self.per_kib as f64 + d_ns / req_kib);
+            if next == self.per_kib {
+                break;
+            }
+            self.per_kib = next;
+        }
+        Ok(())
+    }
+
+    /// QD1's clat mean and p99 (ns) on the model with wake costs `b`, `t`.
+    fn q1_at(&mut self, j: &Job, b: u64, t: u64) -> Result<(f64, f64), String> {
+        self.host.cpu.cpus.wake_ns = b;
+        self.host.cpu.cpus.wake_tail_ns = t;
+        let r = self.run(j)?;
+        let d = r.main();
+        Ok((d.clat_mean_ns, d.pct_ns(99.0)))
+    }
+
+    /// `wake_tail_ns` from the spread of QD1's clat (p99 − mean), then
+    /// `wake_ns` from its mean, by secant steps on the model: the tail
+    /// widens the spread and raises the mean, the constant moves the mean
+    /// alone. The mean comes first: the tail may not exceed what the mean
+    /// leaves with `wake_ns` = 0 (a loaded host's QD1 p99 of milliseconds,
+    /// other work holding the CPUs, is not a wake-up's).
+    fn fit_wake(&mut self, j: &Job, real_mean: f64, real_p99: f64) -> Result<(), String> {
+        let b0 = DEFAULT_WAKE_NS;
+        let (probe, step) = (5_000u64, 2_000u64);
+        // per ns of tail: spread and mean
+        let (m0, p0) = self.q1_at(j, b0, 0)?;
+        let (m1, p1) = self.q1_at(j, b0, probe)?;
+        let spread_per_ns = ((p1 - m1) - (p0 - m0)) / probe as f64;
+        let mean_per_tail_ns = (m1 - m0) / probe as f64;
+        let want = (real_p99 - real_mean).max(0.0);
+        let mut t = 0u64;
+        if spread_per_ns > 0.0 && want > p0 - m0 {
+            t = clamp_ns((want - (p0 - m0)) / spread_per_ns);
+        }
+        // per ns of constant, with that tail: the mean (with no tail the
+        // request may complete inside the submit call, which no wake-up
+        // cost changes)
+        let (mut m3, _) = self.q1_at(j, b0, t)?;
+        let (m4, _) = self.q1_at(j, b0 + step, t)?;
+        let mean_per_ns = (m4 - m3) / step as f64;
+        if mean_per_ns <= 0.0 {
+            self.host.cpu.cpus.wake_ns = b0;
+            self.host.cpu.cpus.wake_tail_ns = t;
+            return Ok(());
+        }
+        let mean_at_no_wake = m3 - mean_per_ns * b0 as f64;
+        if mean_at_no_wake > real_mean && mean_per_tail_ns > 0.0 {
+            let cut = (mean_at_no_wake - real_mean) / mean_per_tail_ns;
+            t = clamp_ns(t as f64 - cut);
+            m3 = self.q1_at(j, b0, t)?.0;
+        }
+        self.host.cpu.cpus.wake_ns = clamp_ns(b0 as f64 + (real_mean - m3) / mean_per_ns);
+        self.host.cpu.cpus.wake_tail_ns = t;
+        Ok(())
+    }
+}
+
+/// Fit the tmpfs loop device on a host of `cpus` CPUs; `base` carries the
+/// submitter's costs already fitted (`submit_ns`, the device's
+/// `idle_wake_ns`).
+pub fn fit_tmpfs_loop(
+    m: &Measured,
+    cpus: u32,
+    base: &HostCosts,
+    max_sectors_kb: u32,
+    jobs: &[Job],
+    simulate: &SimFn,
+    notes: &mut Vec<String>,
+) -> Result<LoopFit, String> {
+    let get = |id: &str| m.get(id).map(FioResult::main);
+    let job = |id: &str| jobs.iter().find(|j| j.id == id);
+    let q1 = get(plan::LAT_READ_4K)
+        .ok_or_else(|| format!("the loop fit needs fio job {}", plan::LAT_READ_4K))?;
+    let q64_id = plan::rand_read_id(64);
+    let q64 = get(&q64_id).ok_or_else(|| format!("the loop fit needs fio job {q64_id}"))?;
+    let big = get(plan::SEQ_READ_BIG);
+    let (worker_ns, per_kib) = first_estimates(big.map_or(0.0, |b| b.bw_bytes_per_s), q64.iops);
+    let mut host = *base;
+    host.cpu.cpus = HostCpus::measured(cpus);
+    let mut f = Fitter {
+        sim: simulate,
+        worker_ns,
+        per_kib,
+        host,
+    };
+    let req_kib = max_sectors_kb.max(4) as f64;
+    if let Some(j1) = job(plan::LAT_READ_4K) {
+        f.fit_wake(j1, q1.clat_mean_ns, q1.pct_ns(99.0))?;
+    }
+    // The rate at depth, then the copy, then the rate again (the copy of
+    // 4 KiB is part of QD64's time per I/O).
+    if let Some(j64) = job(&q64_id) {
+        f.fit_worker(j64, q64.iops)?;
+    }
+    if let (Some(b), Some(jb)) = (big, job(plan::SEQ_READ_BIG)) {
+        f.fit_per_kib(jb, b.bw_bytes_per_s, req_kib)?;
+    }
+    if let Some(j64) = job(&q64_id) {
+        f.fit_worker(j64, q64.iops)?;
+    }
+    let h = f.host.cpu.cpus;
+    notes.push(format!(
+        "loop over tmpfs on {cpus} CPUs: worker_ns = {} ({q64_id}'s {:.0} IOPS: CPU-bound, fio and the worker each on a CPU, by simulation); worker_ns_per_kib = {} ({}'s {:.0} B/s: one worker copies {req_kib:.0} KiB requests in turn, by simulation); wake_ns = {} + wake_tail_ns = {} ({}'s clat mean {:.1} µs and p99 {:.1} µs: each QD1 I/O wakes the worker and fio on idle CPUs)",
+        f.worker_ns,
+        q64.iops,
+        f.per_kib,
+        plan::SEQ_READ_BIG,
+        big.map_or(0.0, |b| b.bw_bytes_per_s),
+        h.wake_ns,
+        h.wake_tail_ns,
+        plan::LAT_READ_4K,
+        q1.clat_mean_ns / 1e3,
+        q1.pct_ns(99.0) / 1e3,
+    ));
+    Ok(LoopFit {
+        worker_ns: f.worker_ns,
+        worker_ns_per_kib: f.per_kib,
+        host: f.host,
+    })
+}
