@@ -72,6 +72,8 @@ impl HostBlock {
                 wake_tail_ns: self.wake_tail_ns.unwrap_or(0),
                 timer_ns: self.timer_ns.unwrap_or(m.timer_ns),
                 timer_tail_ns: self.timer_tail_ns.unwrap_or(0),
+                // calibrate never measures preemption: the scenario format's default
+                ..m
             },
             ..d
         }
