@@ -133,7 +133,16 @@ fn conformance_capped_cases_are_reported() {
                     .sum();
                 // no controller above the cap: the sum is the cap
                 if r.case.name.ends_with("-off") || r.case.name == "capped-qd1-beside-qd128" {
-                    assert!((real - 2000.0).abs() < 100.0, "real sum {real}");
+                    // Each real job's IOPS is over its own runtime. On a
+                    // loaded host fio's jobs start (and end) apart, and a job
+                    // that has the cap alone for part of its run adds more
+                    // than its share: the sum of rates can then pass the cap
+                    // by the share of the run the jobs did not overlap
+                    // (2119 was seen with a workspace test beside it). The
+                    // lower bound stays tight: the cap must be reached; the
+                    // upper one still catches a cap that does not bind
+                    // (the loop device alone does ~40k IOPS here).
+                    assert!((1900.0..2300.0).contains(&real), "real sum {real}");
                     assert!((sim - 2000.0).abs() < 100.0, "sim sum {sim}");
                 }
             }
