@@ -92,6 +92,25 @@ fn scenario_plan() -> Plan {
     Plan::load(path).unwrap()
 }
 
+/// Run the tuning and check the hand calculation's answer (below): max =
+/// 40, cgA at the budget's 4000 - 100 reads a second, at most 10 % over.
+fn hand_answer(setup: &Setup) -> Outcome {
+    let built = setup.plan.clone().build().unwrap();
+    let rows = built
+        .run_all(&built.plan.runs(), 0, None, &|_, _| {})
+        .unwrap();
+    let out = setup.evaluate(&rows).unwrap();
+    let r = &out.scored[out.recommended.expect("a feasible setting")];
+    assert_eq!(r.qos.max, 40.0, "{}", render::table(setup, &out));
+    let expect_mbps = (4000.0 - 100.0) * 4096.0 / 1048576.0;
+    assert!(
+        r.others_mbps >= expect_mbps && r.others_mbps < 1.1 * expect_mbps,
+        "{}",
+        r.others_mbps
+    );
+    out
+}
+
 /// The device does 5000 4 KiB random reads a second; iocost's model says
 /// 10000. At vrate V % iocost lets 100·V of them through: up to V = 50 the
 /// device keeps up and cgB's reads wait only their own 0.2 ms, above it the
@@ -113,19 +132,7 @@ fn the_tuner_finds_the_vrate_a_hand_calculation_gives() {
         (setup.protected.clone(), setup.others.clone()),
         (vec!["cgB".to_string()], vec!["cgA".to_string()])
     );
-    let built = setup.plan.clone().build().unwrap();
-    let rows = built
-        .run_all(&built.plan.runs(), 0, None, &|_, _| {})
-        .unwrap();
-    let out = setup.evaluate(&rows).unwrap();
-    let r = &out.scored[out.recommended.expect("a feasible setting")];
-    assert_eq!(r.qos.max, 40.0, "{}", render::table(&setup, &out));
-    let expect_mbps = (4000.0 - 100.0) * 4096.0 / 1048576.0;
-    assert!(
-        r.others_mbps >= expect_mbps && r.others_mbps < 1.1 * expect_mbps,
-        "{}",
-        r.others_mbps
-    );
+    let out = hand_answer(&setup);
     // every candidate above the device's 50 % misses the target
     for s in &out.scored {
         assert_eq!(s.feasible, s.qos.max < 50.0, "{:?}", s);
@@ -184,19 +191,7 @@ fn tune_judges_only_the_named_phase() {
             vec!["measure/cgA".to_string()]
         )
     );
-    let built = setup.plan.clone().build().unwrap();
-    let rows = built
-        .run_all(&built.plan.runs(), 0, None, &|_, _| {})
-        .unwrap();
-    let out = setup.evaluate(&rows).unwrap();
-    let r = &out.scored[out.recommended.expect("a feasible setting")];
-    assert_eq!(r.qos.max, 40.0, "{}", render::table(&setup, &out));
-    let expect_mbps = (4000.0 - 100.0) * 4096.0 / 1048576.0;
-    assert!(
-        r.others_mbps >= expect_mbps && r.others_mbps < 1.1 * expect_mbps,
-        "{}",
-        r.others_mbps
-    );
+    hand_answer(&setup);
 
     // without --phase every phase's jobs count: the warm-up's cgA joins the others
     let all = Setup::new(phased_plan(), options("p99<=5ms", &pinned, &pinned, 1)).unwrap();
