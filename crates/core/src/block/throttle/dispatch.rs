@@ -453,34 +453,16 @@ impl Throttle {
     fn head_wait(&mut self, cg: CgId, d: usize, j: u64) -> Option<Option<u64>> {
         let sq = cg + 1;
         let mut qb = self.peek(sq, d)?;
-        let r = match self.era {
+        let (ok, w) = match self.era {
             Era::Current => {
                 let w = self.dispatch_time(cg, &mut qb, j);
                 self.set_head(sq, d, qb);
-                if w == 0 {
-                    None
-                } else {
-                    Some(w)
-                }
+                (w == 0, w)
             }
-            Era::JointFifo | Era::JointFifoMinWait => {
-                let (ok, w) = self.may_dispatch_joint(cg, &qb, j);
-                if ok {
-                    None
-                } else {
-                    Some(w)
-                }
-            }
-            Era::Pre2018 | Era::SliceCapped => {
-                let (ok, w) = self.may_dispatch_2018(cg, &qb, j);
-                if ok {
-                    None
-                } else {
-                    Some(w)
-                }
-            }
+            Era::JointFifo | Era::JointFifoMinWait => self.may_dispatch_joint(cg, &qb, j),
+            Era::Pre2018 | Era::SliceCapped => self.may_dispatch_2018(cg, &qb, j),
         };
-        Some(r)
+        Some((!ok).then_some(w))
     }
 
     // ---- queueing and dispatch ------------------------------------------------

@@ -72,7 +72,7 @@ pub(crate) fn bps_wait_current(
     s: u64,
     hz: u64,
 ) -> u64 {
-    let rnd = roundup(if el == 0 { s } else { el }, s);
+    let rnd = bps_window(el, s);
     let allowed = bytes_allowed(bps, rnd, hz) as i64;
     if (allowed > 0 && bytes_disp + size as i64 <= allowed) || allowed < 0 {
         return 0;
@@ -102,7 +102,7 @@ pub(crate) fn bps_wait_joint(
     hz: u64,
     signed: bool,
 ) -> u64 {
-    let rnd = roundup(if el == 0 { s } else { el }, s);
+    let rnd = bps_window(el, s);
     let allowed = bytes_allowed(bps, rnd, hz).wrapping_add(carryover);
     let need = bytes_disp.wrapping_add(size);
     let within = if signed {
@@ -152,9 +152,11 @@ pub(crate) fn iops_wait_joint(
     }
 }
 
-/// The 2018 budget window: el = 0 counts as one slice, rounded up to S.
+/// The bps budget window of every era since v4.12 (`tg_with_in_bps_limit`,
+/// `tg_within_bps_limit`): the elapsed time rounded up to a slice boundary,
+/// el = 0 counting as one slice.
 #[inline]
-fn rnd_2018(el: u64, s: u64) -> u64 {
+fn bps_window(el: u64, s: u64) -> u64 {
     roundup(if el == 0 { s } else { el }, s)
 }
 
@@ -169,7 +171,7 @@ pub(crate) fn bps_wait_2018(
     s: u64,
     hz: u64,
 ) -> Option<u64> {
-    let rnd = rnd_2018(el, s);
+    let rnd = bps_window(el, s);
     let allowed = bps.wrapping_mul(rnd) / hz;
     if bytes_disp.wrapping_add(size) <= allowed {
         return None;
@@ -195,7 +197,7 @@ pub(crate) fn iops_wait_2018(
     hz: u64,
     capped: bool,
 ) -> Option<u64> {
-    let rnd = rnd_2018(el, s);
+    let rnd = bps_window(el, s);
     let allowed = ((iops as u64).wrapping_mul(rnd) / hz).min(u32::MAX as u64);
     if io_disp + 1 <= allowed {
         return None;
