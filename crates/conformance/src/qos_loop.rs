@@ -98,16 +98,8 @@ fn timestamp_ns(head: &str) -> Result<u64, String> {
         .strip_suffix(':')
         .and_then(|h| h.split_whitespace().last())
         .ok_or_else(|| format!("no timestamp before the event in \"{}\"", head.trim()))?;
-    let bad = || format!("timestamp \"{tok}\": expected SECONDS.FRACTION");
-    let (secs, frac) = tok.split_once('.').ok_or_else(bad)?;
-    if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad());
-    }
-    let secs: u64 = secs.parse().map_err(|_| bad())?;
-    let frac_ns = frac.parse::<u64>().map_err(|_| bad())? * 10u64.pow(9 - frac.len() as u32);
-    secs.checked_mul(1_000_000_000)
-        .and_then(|x| x.checked_add(frac_ns))
-        .ok_or_else(bad)
+    blklab_host::events::seconds_ns(tok)
+        .ok_or_else(|| format!("timestamp \"{tok}\": expected SECONDS.FRACTION"))
 }
 
 /// Every `iocost_ioc_vrate_adj` event of a `trace` file's text.

@@ -212,10 +212,16 @@ fn err(what: &'static str, token: &str) -> ParseError {
     }
 }
 
-/// `<sec>.<frac>:` → ns. Accepts 1..9 fraction digits (µs from the default
-/// printer; ns-resolution variants also parse).
+/// `<sec>.<frac>:` → ns (the timestamp token of a tracefs line).
 fn parse_ts(tok: &str) -> Option<Ns> {
-    let t = tok.strip_suffix(':')?;
+    seconds_ns(tok.strip_suffix(':')?)
+}
+
+/// An ftrace timestamp `<sec>.<frac>` (without its ':') in ns: digits only,
+/// 1..9 fraction digits (µs from the default printer; ns-resolution clocks
+/// also parse), None on overflow. Shared with the conformance harness's
+/// readers of guest traces.
+pub fn seconds_ns(t: &str) -> Option<Ns> {
     let (s, f) = t.split_once('.')?;
     if s.is_empty() || f.is_empty() || f.len() > 9 {
         return None;

@@ -44,15 +44,15 @@ pub fn parse_line(l: &str) -> Result<Event<'_>, String> {
         .split_whitespace()
         .last()
         .ok_or("no timestamp")?;
-    let (secs, frac) = ts
+    let (_, frac) = ts
         .split_once('.')
         .ok_or_else(|| format!("timestamp \"{ts}\""))?;
     let bad = || format!("timestamp \"{ts}\": expected SECONDS.MICROSECONDS");
+    // the guest's tracefs prints µs (the default local clock)
     if frac.len() != 6 {
         return Err(bad());
     }
-    let ts_ns = secs.parse::<u64>().map_err(|_| bad())? * 1_000_000_000
-        + frac.parse::<u64>().map_err(|_| bad())? * 1_000;
+    let ts_ns = blklab_host::events::seconds_ns(ts).ok_or_else(bad)?;
     let rest = &rest[colon + 2..];
     let (name, fields) = rest
         .split_once(": ")
