@@ -119,10 +119,11 @@ pub fn render(inp: &Input<'_>) -> Result<String> {
         sections::iotrack(vs),
         sections::device(vs),
     ];
+    let marks = phase_marks(vs);
     let mut n = 0;
     for mut s in secs.into_iter().flatten() {
         for c in s.charts.iter_mut().filter(|c| c.time_x) {
-            c.marks = phase_marks(vs);
+            c.marks.clone_from(&marks);
         }
         let _ = writeln!(
             h,
