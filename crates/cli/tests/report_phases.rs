@@ -3,30 +3,19 @@
 //! where the measured phase began; the latency CDF, whose x axis is not
 //! time, has no mark. In a comparison each variant's mark carries its name.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{blklab, root, stderr};
 
 /// Run blklab with `args` and `--report FILE`; the page.
 fn page(args: &[&str], name: &str) -> String {
     let dir = root().join("target/report-phases-test");
     std::fs::create_dir_all(&dir).unwrap();
     let html = dir.join(name);
-    let out = Command::new(env!("CARGO_BIN_EXE_blklab"))
-        .current_dir(root())
-        .args(args)
-        .arg("--report")
-        .arg(&html)
-        .output()
-        .expect("running blklab");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut all = args.to_vec();
+    all.extend(["--report", html.to_str().unwrap()]);
+    let out = blklab(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
     std::fs::read_to_string(&html).unwrap()
 }
 
