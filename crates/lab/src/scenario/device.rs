@@ -5,7 +5,8 @@ use blklab_core::block::wbt::{parse_lat_usec, WbtSetup};
 use blklab_core::drivers::{DeviceInfo, ModelSpec};
 use blklab_core::{DeviceConfig, WbtConfig};
 
-use super::{parse_size, Builder, RawDevice, RawJob};
+use super::job::RawJob;
+use super::{parse_size, Builder, RawDevice};
 use crate::limits;
 
 impl Builder<'_> {
