@@ -158,31 +158,9 @@ impl std::fmt::Display for ScenarioErrors {
 }
 impl std::error::Error for ScenarioErrors {}
 
-/// Parse a size like "512G", "4k", "1048576" (powers of 1024).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("'{s}' is not a size (e.g. 512G, 4k, 1048576)"))?;
-    let mult: u64 = match unit
-        .trim()
-        .to_ascii_lowercase()
-        .trim_end_matches('b')
-        .trim_end_matches('i')
-    {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        "p" => 1 << 50,
-        _ => return Err(format!("'{s}': unknown size unit (use k, m, g, t or p)")),
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size '{s}' is too large"))
-}
+/// Sizes in a scenario ("512G", "4k", "1048576"): the page cache's parser,
+/// so `[pagecache] memory` and a device's size read alike.
+pub use blklab_core::mm::parse_size;
 
 impl Scenario {
     pub fn load(path: &Path) -> Result<Scenario, ScenarioErrors> {
