@@ -17,6 +17,7 @@ pub mod loop_fit;
 pub mod plan;
 pub mod render;
 pub mod sim_run;
+pub mod stall_fit;
 pub mod target;
 pub mod validate;
 pub mod watch;

@@ -62,6 +62,16 @@ fn host_section(cpus: &blklab_core::CpuCosts, s: &mut String) {
     let _ = writeln!(s, "wake_tail_ns = {}", h.wake_tail_ns);
     let _ = writeln!(s, "irq_ns = {}", h.irq_ns);
     let _ = writeln!(s, "timer_ns = {}", h.timer_ns);
+    let bg = &h.background;
+    if bg.enabled() {
+        let _ = writeln!(
+            s,
+            "stall_interval_ns = {}   # background work: each busy CPU stalled this often (mean)",
+            bg.interval_ns
+        );
+        let _ = writeln!(s, "stall_ns = {}   # for this long", bg.stall_ns);
+        let _ = writeln!(s, "stall_dist = \"{}\"", bg.dist.name());
+    }
     let _ = writeln!(
         s,
         "submit_ns = {}   # fio's slat on the busy device",
