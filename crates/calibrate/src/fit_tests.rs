@@ -290,18 +290,7 @@ fn loop_first_estimates_are_the_hand_derived_ones() {
 /// (3000 ns per request, 250 ns per KiB) on a 2-CPU host (fio's submit
 /// 2.6 µs, the measured default wake-up and interrupt costs).
 fn known_tmpfs_loop_measured() -> (Measured, Vec<Job>) {
-    use blklab_core::sim::cpus::HostCpus;
-    let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
-    let host = HostCosts {
-        cpu: CpuCosts {
-            submit_ns: 2_600,
-            cpus: HostCpus::measured(2),
-            ..CpuCosts::default()
-        },
-        idle_wake_ns: 0,
-    };
-    let jobs = plan::plan(true, 256 << 20, true);
-    (measure_on(&truth, &host, &jobs), jobs)
+    known_tmpfs_loop_stalled(Default::default())
 }
 
 /// A known tmpfs loop device on a 2-CPU host, measured in the simulator,
@@ -420,4 +409,63 @@ fn a_loaded_hosts_qd1_p99_does_not_blow_up_the_wake_tail() {
         "QD1 mean {real_mean} vs {got}: {l:?}"
     );
     assert!(l.host.cpu.cpus.wake_tail_ns < 100_000, "{l:?}");
+}
+
+/// The known tmpfs loop of `known_tmpfs_loop_measured` on a host whose
+/// CPUs are stalled by background work (`bg`; none: the default).
+fn known_tmpfs_loop_stalled(bg: blklab_core::sim::background::Background) -> (Measured, Vec<Job>) {
+    use blklab_core::sim::cpus::HostCpus;
+    let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
+    let host = HostCosts {
+        cpu: CpuCosts {
+            submit_ns: 2_600,
+            cpus: HostCpus {
+                background: bg,
+                ..HostCpus::measured(2)
+            },
+            ..CpuCosts::default()
+        },
+        idle_wake_ns: 0,
+    };
+    let jobs = plan::plan(true, 256 << 20, true);
+    (measure_on(&truth, &host, &jobs), jobs)
+}
+
+/// Known background stalls (100 µs, exponential, every 5 ms per CPU) on
+/// the known tmpfs loop are fitted back within 10 % each from the QD8 and
+/// QD64 tails; without stalls none are fitted (the model's own spread is
+/// the measured one).
+#[test]
+fn known_background_stalls_are_recovered_and_none_invented() {
+    use blklab_core::sim::background::{Background, StallDist};
+    let hf = HostFacts {
+        cpus: Some(2),
+        tmpfs_loop: true,
+    };
+    let truth = Background {
+        interval_ns: 5_000_000,
+        stall_ns: 100_000,
+        dist: StallDist::Exp,
+    };
+    let (m, jobs) = known_tmpfs_loop_stalled(truth);
+    let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+    let got = f.tmpfs_loop.as_ref().unwrap().host.cpu.cpus.background;
+    assert!(
+        (got.interval_ns as f64 / 5e6 - 1.0).abs() < 0.1
+            && (got.stall_ns as f64 / 1e5 - 1.0).abs() < 0.1,
+        "{got:?}"
+    );
+    let block = crate::render::device_block(&facts(), &f, ModelKind::Loop);
+    assert!(
+        block.contains(&format!("stall_ns = {}", got.stall_ns)),
+        "{block}"
+    );
+    let (_, cpu) = sim_run::block_from_toml(&block).unwrap();
+    assert_eq!(cpu.unwrap().cpus.background, got, "the block carries them");
+    let (m, jobs) = known_tmpfs_loop_stalled(Background::default());
+    let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
+    let got = f.tmpfs_loop.as_ref().unwrap().host.cpu.cpus.background;
+    assert_eq!(got, Background::default(), "{:?}", f.notes);
+    let block = crate::render::device_block(&facts(), &f, ModelKind::Loop);
+    assert!(!block.contains("stall_"), "{block}");
 }

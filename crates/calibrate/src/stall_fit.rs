@@ -43,10 +43,10 @@ use crate::plan::{self, Job};
 /// deepest of iocost_coef_gen.py.
 const SHALLOW_QD: u32 = 8;
 const DEEP_QD: u32 = 64;
-/// Correction rounds by simulation (two runs each), and the relative error
+/// Rounds by simulation (two runs each; the first without stalls), and the relative error
 /// of the simulated spreads that ends them early: the p99 of a 3 s run
 /// moves by a few % with the seed.
-const ROUNDS: usize = 6;
+const ROUNDS: usize = 7;
 const CLOSE: f64 = 0.03;
 
 /// A depth's figures: its mean clat (the window, ns) and p99 − mean (ns).
@@ -154,7 +154,9 @@ pub fn fit_stalls(
         return Ok(None);
     };
     let (mut rate, mut stall) = (rate0, stall0);
-    let mut bg = background(rate, stall, busy);
+    // Round 0 is the model without stalls: when its own spreads are the
+    // measured ones already, there is nothing for stalls to add.
+    let mut bg = Background::default();
     // The simulated spreads put through the same inversion, at the
     // measured windows (the model's own error in the mean is not the
     // stalls' to correct): λ and S move by the measured inversion over the
@@ -170,6 +172,11 @@ pub fn fit_stalls(
         }
         if worst < CLOSE {
             break;
+        }
+        if !bg.enabled() {
+            // after round 0: the first estimate by hand
+            bg = background(rate0, stall0, busy);
+            continue;
         }
         let at = |s: Tail, r: Tail| Tail {
             window_ns: r.window_ns,
@@ -191,6 +198,15 @@ pub fn fit_stalls(
         bg = next;
     }
     let (worst, bg) = best.expect("one round at least");
+    if !bg.enabled() {
+        notes.push(format!(
+            "no background work: the model without it has {id8}'s and {id64}'s clat spreads (p99 − mean {:.1} and {:.1} µs) within {:.1} %",
+            real8.spread_ns / 1e3,
+            real64.spread_ns / 1e3,
+            worst * 100.0
+        ));
+        return Ok(None);
+    }
     notes.push(format!(
         "background work: stall_interval_ns = {} and stall_ns = {} (exponential) per CPU: {id8}'s and {id64}'s clat p99 − mean {:.1} and {:.1} µs at mean {:.1} and {:.1} µs, stalls of the busy CPUs (first estimate by hand: {:.0} and {:.0}; then by simulation, spreads within {:.1} %)",
         bg.interval_ns,
