@@ -8,6 +8,7 @@
 //! figure off by more than 15 %), 4 this host cannot run it (not root, no
 //! fio or losetup, target refused), 1 anything else (including SIGINT).
 
+pub mod drift;
 pub mod error;
 pub mod facts;
 pub mod fio_run;
@@ -67,6 +68,8 @@ pub struct Outcome {
     pub io_cost_model: String,
     pub chosen: ModelKind,
     pub validation: Option<Vec<Row>>,
+    /// The device re-measured before each validation job (`drift`).
+    pub device_checks: Vec<drift::DeviceCheck>,
     /// Everything printed on stdout.
     pub report: String,
     pub wall_s: f64,
@@ -89,8 +92,17 @@ pub fn main(o: &Options) -> u8 {
             if out.validation_passed() {
                 0
             } else {
+                let changed = out.device_checks.iter().filter(|c| c.changed()).count();
                 eprintln!(
-                    "blklab calibrate: validation missed (some figure is off by more than 15 %)"
+                    "blklab calibrate: validation missed (some figure is off by more than 15 %){}",
+                    if changed > 0 {
+                        format!(
+                            "; the device itself changed by more than 15 % since calibration before {changed} of {} validation jobs (\"device now\" lines)",
+                            out.device_checks.len()
+                        )
+                    } else {
+                        String::new()
+                    }
                 );
                 3
             }
@@ -214,14 +226,17 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     } else {
         Vec::new()
     };
+    // the device re-measured before each validation job (`drift`)
+    let mut refs = vec![drift::reference_job(); vjobs.len()];
     if span < facts.size_bytes {
         plan::limit_to(&mut jobs, span);
         plan::limit_to(&mut vjobs, span);
+        plan::limit_to(&mut refs, span);
     }
     // Only where calibrate may write: a file, or a device with --destructive.
     let pre = writes.then(|| plan::precondition(span));
     let pre_s = pre.as_ref().map_or(0, |p| p.runtime_s + 1);
-    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs);
+    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs) + plan::budget_s(&refs);
     eprintln!(
         "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {}{} fio jobs of {} s{}; time budget about {} s",
         tpath.display(),
@@ -240,7 +255,12 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         if vjobs.is_empty() {
             String::new()
         } else {
-            format!(" + {} validation jobs of {} s", vjobs.len(), vjobs[0].runtime_s)
+            format!(
+                " + {} validation jobs of {} s, each after a {} s look at the device",
+                vjobs.len(),
+                vjobs[0].runtime_s,
+                refs[0].runtime_s
+            )
         },
         budget
     );
@@ -319,7 +339,14 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             ))
         })?;
         let mut rows = Vec::new();
-        for j in &vjobs {
+        let mut checks = Vec::new();
+        // the device now, before each job, against the measurement's QD1
+        let then = measured.get(plan::LAT_READ_4K);
+        for (j, reference) in vjobs.iter().zip(&refs) {
+            if let Some(then) = then {
+                let now = runner.run(reference).inspect_err(|_| runner.pb.abandon())?;
+                checks.push(drift::DeviceCheck::new(&j.id, then, &now));
+            }
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
             let simr = sim_run::simulate(&dev_cfg, block_cpu.unwrap_or(f.host.cpu), &j.args)
                 .map_err(|e| {
@@ -331,10 +358,18 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             rows.extend(validate::compare(&j.id, &real, &simr));
         }
         report.push_str("\n# validation: the same fio jobs on the device and on the model\n");
-        report.push_str(&validate::table(&rows));
-        Some(rows)
+        report.push_str(&validate::table(&rows, &checks));
+        if let Some(sum) = drift::summary(&rows, &checks) {
+            report.push_str(&sum);
+            report.push('\n');
+        }
+        Some((rows, checks))
     } else {
         None
+    };
+    let (validation, device_checks) = match validation {
+        Some((rows, checks)) => (Some(rows), checks),
+        None => (None, Vec::new()),
     };
     runner.pb.finish_and_clear();
     drop(runner);
@@ -354,6 +389,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         io_cost_model: line,
         chosen: f.chosen,
         validation,
+        device_checks,
         report,
         wall_s,
     })

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::drift::DeviceCheck;
 use crate::fio_run::FioResult;
 use crate::plan::{job_args, Job};
 
@@ -121,8 +122,11 @@ pub fn compare(job: &str, real: &FioResult, sim: &FioResult) -> Vec<Row> {
     ]
 }
 
-/// The table: real / simulated / difference / PASS or MISS.
-pub fn table(rows: &[Row]) -> String {
+/// The table: real / simulated / difference / PASS or MISS; after each
+/// job's rows its device check when there is one (`drift`), and a miss in a
+/// job whose device changed says so.
+pub fn table(rows: &[Row], checks: &[DeviceCheck]) -> String {
+    let check = |job: &str| checks.iter().find(|c| c.job == job);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -135,7 +139,7 @@ pub fn table(rows: &[Row]) -> String {
         TOLERANCE * 100.0
     );
     let mut last = "";
-    for r in rows {
+    for (i, r) in rows.iter().enumerate() {
         let fmt = |v: f64| {
             if r.is_latency {
                 format!("{:.1}µs", v / 1e3)
@@ -153,8 +157,16 @@ pub fn table(rows: &[Row]) -> String {
             fmt(r.real),
             fmt(r.sim),
             r.diff() * 100.0,
-            if r.pass() { "PASS" } else { "MISS" }
+            match (r.pass(), check(&r.job).is_some_and(DeviceCheck::changed)) {
+                (true, _) => "PASS",
+                (false, false) => "MISS",
+                (false, true) => "MISS (device changed)",
+            }
         );
+        let job_ends = rows.get(i + 1).is_none_or(|n| n.job != r.job);
+        if let Some(c) = check(&r.job).filter(|_| job_ends) {
+            let _ = writeln!(s, "{:<26} {}", "", c.line());
+        }
     }
     s
 }
@@ -169,7 +181,10 @@ mod tests {
     fn quick_plan_and_validation_fit_in_two_minutes() {
         let p = crate::plan::plan(true, 256 << 20, true);
         let v = jobs(true, true);
-        let total = crate::plan::budget_s(&p) + crate::plan::budget_s(&v);
+        // each validation job after a look at the device (drift)
+        let refs = vec![crate::drift::reference_job(); v.len()];
+        let total =
+            crate::plan::budget_s(&p) + crate::plan::budget_s(&v) + crate::plan::budget_s(&refs);
         assert!(total <= 90, "quick plan + validation: {total} s");
         // with the preconditioning of the largest --quick span at its slow rate
         let span = crate::plan::span_bytes(true, 1 << 40);
@@ -210,11 +225,27 @@ mod tests {
         assert!(rows[0].pass());
         assert!(!rows[1].pass(), "{:?}", rows[1]);
         assert!(rows[2].pass());
-        let t = table(&rows);
+        let t = table(&rows, &[]);
         assert!(
             t.contains("PASS") && t.contains("MISS") && t.contains("+20.0%"),
             "{t}"
         );
+        assert!(!t.contains("device"), "no checks, no device lines: {t}");
+        // the device changed before job j: its miss says so, under its rows
+        let moved = DeviceCheck::new("j", &res(1000.0, 1e6, 2e6), &res(2000.0, 0.5e6, 1e6));
+        let t = table(&rows, &[moved.clone()]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[2].ends_with("MISS (device changed)"), "{t}");
+        assert!(lines[3].ends_with("PASS"), "{t}");
+        assert!(
+            lines[4].trim_start().starts_with("device now") && lines[4].contains("CHANGED"),
+            "{t}"
+        );
+        let sum = crate::drift::summary(&rows, &[moved]).unwrap();
+        assert!(sum.contains("1 of the 1 missed figures"), "{sum}");
+        let steady = DeviceCheck::new("j", &res(1000.0, 1e6, 2e6), &res(1000.0, 1e6, 2e6));
+        assert!(crate::drift::summary(&rows, &[steady.clone()]).is_none());
+        assert!(table(&rows, &[steady]).contains(": steady"));
         assert_eq!(jobs(true, false).len(), 2);
         assert_eq!(jobs(true, true).len(), 4);
     }
