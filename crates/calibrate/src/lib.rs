@@ -97,7 +97,7 @@ pub fn main(o: &Options) -> u8 {
                     "blklab calibrate: validation missed (some figure is off by more than 15 %){}",
                     if changed > 0 {
                         format!(
-                            "; the device itself changed by more than 15 % since calibration before {changed} of {} validation jobs (\"device now\" lines)",
+                            "; the device itself changed by more than 15 % since calibration ({changed} of {} looks at it: the lines under the table)",
                             out.device_checks.len()
                         )
                     } else {
@@ -226,8 +226,12 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     } else {
         Vec::new()
     };
-    // the device re-measured before each validation job (`drift`)
-    let mut refs = vec![drift::reference_job(); vjobs.len()];
+    // the device looked at again after the validation jobs (`drift`)
+    let mut refs: Vec<Job> = vjobs
+        .first()
+        .map(|_| drift::reference_job())
+        .into_iter()
+        .collect();
     if span < facts.size_bytes {
         plan::limit_to(&mut jobs, span);
         plan::limit_to(&mut vjobs, span);
@@ -256,10 +260,10 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             String::new()
         } else {
             format!(
-                " + {} validation jobs of {} s, each after a {} s look at the device",
+                " + {} validation jobs of {} s and a {} s look at the device",
                 vjobs.len(),
                 vjobs[0].runtime_s,
-                refs[0].runtime_s
+                refs.iter().map(|r| r.runtime_s).sum::<u32>()
             )
         },
         budget
@@ -340,14 +344,14 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         })?;
         let mut rows = Vec::new();
         let mut checks = Vec::new();
-        // the device now, before each job, against the measurement's QD1
+        // the device at the start (the QD1 job) and the end (the reference
+        // job) against the measurement's QD1
         let then = measured.get(plan::LAT_READ_4K);
-        for (j, reference) in vjobs.iter().zip(&refs) {
-            if let Some(then) = then {
-                let now = runner.run(reference).inspect_err(|_| runner.pb.abandon())?;
-                checks.push(drift::DeviceCheck::new(&j.id, then, &now));
-            }
+        for j in &vjobs {
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
+            if let (Some(then), true) = (then, j.id == drift::START_JOB) {
+                checks.push(drift::DeviceCheck::new("start", then, &real));
+            }
             let simr = sim_run::simulate(&dev_cfg, block_cpu.unwrap_or(f.host.cpu), &j.args)
                 .map_err(|e| {
                     CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
@@ -356,6 +360,10 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
                 report.push_str(&format!("# {}: {}\n", j.id, real.command));
             }
             rows.extend(validate::compare(&j.id, &real, &simr));
+        }
+        if let (Some(then), Some(reference)) = (then, refs.first()) {
+            let now = runner.run(reference).inspect_err(|_| runner.pb.abandon())?;
+            checks.push(drift::DeviceCheck::new("end", then, &now));
         }
         report.push_str("\n# validation: the same fio jobs on the device and on the model\n");
         report.push_str(&validate::table(&rows, &checks));

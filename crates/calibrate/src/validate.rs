@@ -15,7 +15,9 @@ pub const TOLERANCE: f64 = 0.15;
 /// writes at QD8, and a 70/30 4 KiB random mix at QD16 (fio merges its two
 /// directions: `unified_rw_reporting=mixed`). `writes` false keeps the reads.
 pub fn jobs(quick: bool, writes: bool) -> Vec<Job> {
-    let t = if quick { 4 } else { 15 };
+    // --quick: 3 s as the measurement's jobs (4 s before the look at the
+    // device at the end of validation, which took the second)
+    let t = if quick { 3 } else { 15 };
     let j = |id: &str, what: &str, rw: &str, bs: &str, qd: u32, extra: &str, w: bool| Job {
         id: id.to_string(),
         what: what.to_string(),
@@ -122,11 +124,10 @@ pub fn compare(job: &str, real: &FioResult, sim: &FioResult) -> Vec<Row> {
     ]
 }
 
-/// The table: real / simulated / difference / PASS or MISS; after each
-/// job's rows its device check when there is one (`drift`), and a miss in a
-/// job whose device changed says so.
+/// The table: real / simulated / difference / PASS or MISS, a miss saying
+/// so when the device itself changed (`drift`); then the looks at the device.
 pub fn table(rows: &[Row], checks: &[DeviceCheck]) -> String {
-    let check = |job: &str| checks.iter().find(|c| c.job == job);
+    let changed = crate::drift::any_changed(checks);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -139,7 +140,7 @@ pub fn table(rows: &[Row], checks: &[DeviceCheck]) -> String {
         TOLERANCE * 100.0
     );
     let mut last = "";
-    for (i, r) in rows.iter().enumerate() {
+    for r in rows {
         let fmt = |v: f64| {
             if r.is_latency {
                 format!("{:.1}µs", v / 1e3)
@@ -157,16 +158,15 @@ pub fn table(rows: &[Row], checks: &[DeviceCheck]) -> String {
             fmt(r.real),
             fmt(r.sim),
             r.diff() * 100.0,
-            match (r.pass(), check(&r.job).is_some_and(DeviceCheck::changed)) {
+            match (r.pass(), changed) {
                 (true, _) => "PASS",
                 (false, false) => "MISS",
                 (false, true) => "MISS (device changed)",
             }
         );
-        let job_ends = rows.get(i + 1).is_none_or(|n| n.job != r.job);
-        if let Some(c) = check(&r.job).filter(|_| job_ends) {
-            let _ = writeln!(s, "{:<26} {}", "", c.line());
-        }
+    }
+    for c in checks {
+        let _ = writeln!(s, "{}", c.line());
     }
     s
 }
@@ -181,10 +181,10 @@ mod tests {
     fn quick_plan_and_validation_fit_in_two_minutes() {
         let p = crate::plan::plan(true, 256 << 20, true);
         let v = jobs(true, true);
-        // each validation job after a look at the device (drift)
-        let refs = vec![crate::drift::reference_job(); v.len()];
-        let total =
-            crate::plan::budget_s(&p) + crate::plan::budget_s(&v) + crate::plan::budget_s(&refs);
+        // and the look at the device after them (drift)
+        let total = crate::plan::budget_s(&p)
+            + crate::plan::budget_s(&v)
+            + crate::plan::budget_s(&[crate::drift::reference_job()]);
         assert!(total <= 90, "quick plan + validation: {total} s");
         // with the preconditioning of the largest --quick span at its slow rate
         let span = crate::plan::span_bytes(true, 1 << 40);
@@ -231,21 +231,30 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("device"), "no checks, no device lines: {t}");
-        // the device changed before job j: its miss says so, under its rows
-        let moved = DeviceCheck::new("j", &res(1000.0, 1e6, 2e6), &res(2000.0, 0.5e6, 1e6));
-        let t = table(&rows, &[moved.clone()]);
+        // the device changed by the end: the miss says so, the looks under the rows
+        let moved = DeviceCheck::new("end", &res(1000.0, 1e6, 2e6), &res(2000.0, 0.5e6, 1e6));
+        let steady = DeviceCheck::new("start", &res(1000.0, 1e6, 2e6), &res(1000.0, 1e6, 2e6));
+        let t = table(&rows, &[steady.clone(), moved.clone()]);
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[2].ends_with("MISS (device changed)"), "{t}");
         assert!(lines[3].ends_with("PASS"), "{t}");
         assert!(
-            lines[4].trim_start().starts_with("device now") && lines[4].contains("CHANGED"),
+            lines[4].contains("at the start") && lines[4].ends_with("steady"),
+            "{t}"
+        );
+        assert!(
+            lines[5].contains("at the end") && lines[5].contains("CHANGED"),
             "{t}"
         );
         let sum = crate::drift::summary(&rows, &[moved]).unwrap();
-        assert!(sum.contains("1 of the 1 missed figures"), "{sum}");
-        let steady = DeviceCheck::new("j", &res(1000.0, 1e6, 2e6), &res(1000.0, 1e6, 2e6));
+        assert!(
+            sum.contains("1 figures missed while the device itself had changed"),
+            "{sum}"
+        );
         assert!(crate::drift::summary(&rows, &[steady.clone()]).is_none());
-        assert!(table(&rows, &[steady]).contains(": steady"));
+        assert!(table(&rows, &[steady])
+            .lines()
+            .all(|l| !l.contains("device changed")));
         assert_eq!(jobs(true, false).len(), 2);
         assert_eq!(jobs(true, true).len(), 4);
     }
