@@ -199,8 +199,15 @@ pub fn fit_stalls(
     }
     let (worst, bg) = best.expect("one round at least");
     if !bg.enabled() {
+        let why = if worst < CLOSE {
+            "the model without it has them"
+        } else {
+            // a loaded host's milliseconds at QD64 beside microseconds at
+            // QD8: other work, but not stalls of one size and rate
+            "no stalls of the busy CPUs came closer to them than none"
+        };
         notes.push(format!(
-            "no background work: the model without it has {id8}'s and {id64}'s clat spreads (p99 − mean {:.1} and {:.1} µs) within {:.1} %",
+            "no background work: {id8}'s and {id64}'s clat spreads (p99 − mean {:.1} and {:.1} µs): {why} (the worse of the two off by {:.1} % on the model)",
             real8.spread_ns / 1e3,
             real64.spread_ns / 1e3,
             worst * 100.0
