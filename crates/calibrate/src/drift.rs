@@ -16,7 +16,7 @@
 
 use crate::fio_run::FioResult;
 use crate::plan::{self, Job};
-use crate::validate::TOLERANCE;
+use crate::validate::{Row, TOLERANCE};
 
 /// The reference job's runtime, s: enough for tens of thousands of QD1 I/Os
 /// on a fast device, a few hundred on a slow one.
@@ -105,9 +105,20 @@ pub fn any_changed(checks: &[DeviceCheck]) -> bool {
     checks.iter().any(DeviceCheck::changed)
 }
 
+/// The validation table with the looks at the device under it, a miss
+/// saying so when the device changed.
+pub fn table(rows: &[Row], checks: &[DeviceCheck]) -> String {
+    let mut s = crate::validate::table(rows, any_changed(checks));
+    for c in checks {
+        s.push_str(&c.line());
+        s.push('\n');
+    }
+    s
+}
+
 /// The summary under the table when figures missed while the device had
 /// changed; None otherwise.
-pub fn summary(rows: &[crate::validate::Row], checks: &[DeviceCheck]) -> Option<String> {
+pub fn summary(rows: &[Row], checks: &[DeviceCheck]) -> Option<String> {
     let missed = rows.iter().filter(|r| !r.pass()).count();
     (missed > 0 && any_changed(checks)).then(|| {
         format!(
@@ -133,6 +144,35 @@ mod tests {
         }
     }
 
+    /// The quick plan, its validation and the look at the device together fit `--quick`'s two
+    /// minutes, and the validation jobs are fio options the simulator runs.
+    #[test]
+    fn quick_plan_and_validation_fit_in_two_minutes() {
+        let p = crate::plan::plan(true, 256 << 20, true);
+        let v = crate::validate::jobs(true, true);
+        // and the look at the device after them (drift)
+        let total = crate::plan::budget_s(&p)
+            + crate::plan::budget_s(&v)
+            + crate::plan::budget_s(&[reference_job()]);
+        assert!(total <= 90, "quick plan + validation: {total} s");
+        // with the preconditioning of the largest --quick span at its slow rate
+        let span = crate::plan::span_bytes(true, 1 << 40);
+        let pre = crate::plan::budget_s(&[crate::plan::precondition(span)]);
+        assert!(
+            total + pre <= 120,
+            "quick plan + preconditioning: {} s",
+            total + pre
+        );
+        for j in &v {
+            let args = blklab_fio::split_cmdline(&j.args).unwrap();
+            assert_eq!(
+                blklab_fio::parse_cmdline(&args).unwrap().len(),
+                1,
+                "{}",
+                j.args
+            );
+        }
+    }
     /// The live tmpfs run of the stop note: 5 334 IOPS / 176 µs measuring,
     /// 12 121 / 72 µs validating.
     #[test]
@@ -153,6 +193,34 @@ mod tests {
         assert!(s.line().ends_with("steady"));
         // the mean alone moving is a change too
         assert!(DeviceCheck::new("start", &qd1(1000.0, 10.0), &qd1(1000.0, 12.0)).changed());
+        // under the table: a miss says the device changed, each look its line
+        let row = |real: f64, sim: f64| Row {
+            job: "j".into(),
+            metric: "IOPS",
+            real,
+            sim,
+            is_latency: false,
+        };
+        let rows = [row(1000.0, 1300.0), row(1000.0, 1000.0)];
+        let t = table(&rows, &[s.clone(), c.clone()]);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[1].ends_with("MISS (device changed)"), "{t}");
+        assert!(lines[2].ends_with("PASS"), "{t}");
+        assert!(
+            lines[3].contains("at the start") && lines[3].ends_with("steady"),
+            "{t}"
+        );
+        assert!(
+            lines[4].contains("at the end") && lines[4].contains("CHANGED"),
+            "{t}"
+        );
+        let sum = summary(&rows, &[c]).unwrap();
+        assert!(
+            sum.contains("1 figures missed while the device itself had changed"),
+            "{sum}"
+        );
+        assert!(summary(&rows, &[s.clone()]).is_none());
+        assert!(!table(&rows, &[s]).contains("device changed"));
         // the reference job is a fio job the simulator parses too
         let args = blklab_fio::split_cmdline(&reference_job().args).unwrap();
         assert_eq!(blklab_fio::parse_cmdline(&args).unwrap().len(), 1);

@@ -366,7 +366,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             checks.push(drift::DeviceCheck::new("end", then, &now));
         }
         report.push_str("\n# validation: the same fio jobs on the device and on the model\n");
-        report.push_str(&validate::table(&rows, &checks));
+        report.push_str(&drift::table(&rows, &checks));
         if let Some(sum) = drift::summary(&rows, &checks) {
             report.push_str(&sum);
             report.push('\n');

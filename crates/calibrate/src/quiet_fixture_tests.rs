@@ -117,7 +117,7 @@ fn quiet_run_refitted(hf: HostFacts) -> (String, Vec<Row>, String) {
         let r = one(fig(iops, 0.0, mean, mean, p99, 0.0), false);
         rows.extend(crate::validate::compare(id, &r, &s));
     }
-    let table = crate::validate::table(&rows, &[]);
+    let table = crate::validate::table(&rows, false);
     println!("{block}\n{table}\n{:?}", fitted.notes);
     (block, rows, table)
 }
