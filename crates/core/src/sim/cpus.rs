@@ -190,11 +190,6 @@ impl Cpus {
         }
     }
 
-    /// What background stalls took from CPU `c`'s tasks so far.
-    pub fn background_ns(&self, c: u32) -> Ns {
-        self.bg.taken_ns(c)
-    }
-
     /// Whether tasks contend for CPUs (false: the free host).
     #[inline]
     pub fn enabled(&self) -> bool {
