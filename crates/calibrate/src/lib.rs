@@ -8,6 +8,7 @@
 //! figure off by more than 15 %), 4 this host cannot run it (not root, no
 //! fio or losetup, target refused), 1 anything else (including SIGINT).
 
+pub mod drift;
 pub mod error;
 pub mod facts;
 pub mod fio_run;
@@ -17,6 +18,7 @@ pub mod loop_fit;
 pub mod plan;
 pub mod render;
 pub mod sim_run;
+pub mod stall_fit;
 pub mod target;
 pub mod validate;
 pub mod watch;
@@ -66,6 +68,8 @@ pub struct Outcome {
     pub io_cost_model: String,
     pub chosen: ModelKind,
     pub validation: Option<Vec<Row>>,
+    /// The device re-measured before each validation job (`drift`).
+    pub device_checks: Vec<drift::DeviceCheck>,
     /// Everything printed on stdout.
     pub report: String,
     pub wall_s: f64,
@@ -88,8 +92,17 @@ pub fn main(o: &Options) -> u8 {
             if out.validation_passed() {
                 0
             } else {
+                let changed = out.device_checks.iter().filter(|c| c.changed()).count();
                 eprintln!(
-                    "blklab calibrate: validation missed (some figure is off by more than 15 %)"
+                    "blklab calibrate: validation missed (some figure is off by more than 15 %){}",
+                    if changed > 0 {
+                        format!(
+                            "; the device itself changed by more than 15 % since calibration ({changed} of {} looks at it: the lines under the table)",
+                            out.device_checks.len()
+                        )
+                    } else {
+                        String::new()
+                    }
                 );
                 3
             }
@@ -213,14 +226,21 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     } else {
         Vec::new()
     };
+    // the device looked at again after the validation jobs (`drift`)
+    let mut refs: Vec<Job> = vjobs
+        .first()
+        .map(|_| drift::reference_job())
+        .into_iter()
+        .collect();
     if span < facts.size_bytes {
         plan::limit_to(&mut jobs, span);
         plan::limit_to(&mut vjobs, span);
+        plan::limit_to(&mut refs, span);
     }
     // Only where calibrate may write: a file, or a device with --destructive.
     let pre = writes.then(|| plan::precondition(span));
     let pre_s = pre.as_ref().map_or(0, |p| p.runtime_s + 1);
-    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs);
+    let budget = pre_s + plan::budget_s(&jobs) + plan::budget_s(&vjobs) + plan::budget_s(&refs);
     eprintln!(
         "blklab calibrate: {} ({name}, {devno}, {} MiB){}: {}{} fio jobs of {} s{}; time budget about {} s",
         tpath.display(),
@@ -239,7 +259,12 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         if vjobs.is_empty() {
             String::new()
         } else {
-            format!(" + {} validation jobs of {} s", vjobs.len(), vjobs[0].runtime_s)
+            format!(
+                " + {} validation jobs of {} s and a {} s look at the device",
+                vjobs.len(),
+                vjobs[0].runtime_s,
+                refs.iter().map(|r| r.runtime_s).sum::<u32>()
+            )
         },
         budget
     );
@@ -318,8 +343,15 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             ))
         })?;
         let mut rows = Vec::new();
+        let mut checks = Vec::new();
+        // the device at the start (the QD1 job) and the end (the reference
+        // job) against the measurement's QD1
+        let then = measured.get(plan::LAT_READ_4K);
         for j in &vjobs {
             let real = runner.run(j).inspect_err(|_| runner.pb.abandon())?;
+            if let (Some(then), true) = (then, j.id == drift::START_JOB) {
+                checks.push(drift::DeviceCheck::new("start", then, &real));
+            }
             let simr = sim_run::simulate(&dev_cfg, block_cpu.unwrap_or(f.host.cpu), &j.args)
                 .map_err(|e| {
                     CalError::Failed(format!("{}: simulating {}: {e}", tpath.display(), j.id))
@@ -329,11 +361,23 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
             }
             rows.extend(validate::compare(&j.id, &real, &simr));
         }
+        if let (Some(then), Some(reference)) = (then, refs.first()) {
+            let now = runner.run(reference).inspect_err(|_| runner.pb.abandon())?;
+            checks.push(drift::DeviceCheck::new("end", then, &now));
+        }
         report.push_str("\n# validation: the same fio jobs on the device and on the model\n");
-        report.push_str(&validate::table(&rows));
-        Some(rows)
+        report.push_str(&drift::table(&rows, &checks));
+        if let Some(sum) = drift::summary(&rows, &checks) {
+            report.push_str(&sum);
+            report.push('\n');
+        }
+        Some((rows, checks))
     } else {
         None
+    };
+    let (validation, device_checks) = match validation {
+        Some((rows, checks)) => (Some(rows), checks),
+        None => (None, Vec::new()),
     };
     runner.pb.finish_and_clear();
     drop(runner);
@@ -353,6 +397,7 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         io_cost_model: line,
         chosen: f.chosen,
         validation,
+        device_checks,
         report,
         wall_s,
     })

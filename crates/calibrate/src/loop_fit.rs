@@ -28,11 +28,13 @@
 
 use blklab_core::drivers::loop_dev::LoopSpec;
 use blklab_core::drivers::ModelSpec;
+use blklab_core::sim::background::Background;
 use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
 
 use crate::fio_run::{FioResult, Measured};
 use crate::plan::{self, Job};
 use crate::sim_run::HostCosts;
+use crate::stall_fit::fit_stalls;
 
 /// The most any fitted cost may be (the scenario format's bound, 1 s).
 const MAX_NS: f64 = 1e9;
@@ -223,6 +225,28 @@ pub fn fit_tmpfs_loop(
     }
     if let Some(j64) = job(&q64_id) {
         f.fit_worker(j64, q64.iops)?;
+    }
+    // The busy CPUs' stalls, from the deep tails; they take a share of the
+    // CPUs at depth, so the rate once more.
+    let stalls = {
+        let f = &f;
+        let with = |bg: Background, j: &Job| {
+            let mut host = f.host;
+            host.cpu.cpus.background = bg;
+            (f.sim)(&tmpfs_loop(f.worker_ns, f.per_kib), &host, j)
+        };
+        fit_stalls(m, cpus, jobs, &with, notes)?
+    };
+    if let Some(bg) = stalls {
+        f.host.cpu.cpus.background = bg;
+        if let Some(j64) = job(&q64_id) {
+            f.fit_worker(j64, q64.iops)?;
+        }
+        // and QD1's wake-up costs again: the stalls that find fio or the
+        // worker busy at QD1 are now part of its spread
+        if let Some(j1) = job(plan::LAT_READ_4K) {
+            f.fit_wake(j1, q1.clat_mean_ns, q1.pct_ns(99.0))?;
+        }
     }
     let h = f.host.cpu.cpus;
     notes.push(format!(

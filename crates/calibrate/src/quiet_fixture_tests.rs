@@ -117,7 +117,7 @@ fn quiet_run_refitted(hf: HostFacts) -> (String, Vec<Row>, String) {
         let r = one(fig(iops, 0.0, mean, mean, p99, 0.0), false);
         rows.extend(crate::validate::compare(id, &r, &s));
     }
-    let table = crate::validate::table(&rows);
+    let table = crate::validate::table(&rows, false);
     println!("{block}\n{table}\n{:?}", fitted.notes);
     (block, rows, table)
 }
@@ -152,17 +152,15 @@ fn the_quiet_tmpfs_loop_calibration_validates_when_refitted() {
 }
 
 /// The same run fitted as calibrate now fits a tmpfs loop device: the loop
-/// worker as a task on the host's 2 CPUs (`loop_fit`). Every IOPS and clat
-/// mean passes, and QD1's p99 (its spread is the wake-up tail fitted from
-/// the measurement's QD1 p99). The p99s of the deep jobs still miss, by
-/// about −33 % (QD32), −30 % (128 KiB writes) and −25 % (the 70/30 mix):
-/// their real spread grows with the queue depth as a sum of per-I/O
-/// service times whose standard deviation is about 8.5 µs (p99 − mean:
-/// 55, 113 and 170 µs at QD8, 32 and 64 of the measurement = 2.33 × √QD ×
-/// 8.3, 8.6, 9.1 µs) while the whole per-I/O time is 3.64 µs: rare stalls
-/// of the busy CPUs by other work on the host (load 0.3–2 in that run),
-/// which neither a constant worker cost nor an exponential tail expresses
-/// (even a worker that is all exponential gives QD32 about 170 µs).
+/// worker as a task on the host's 2 CPUs (`loop_fit`) and the host's
+/// background work (`stall_fit`). Every figure passes. Without the stalls
+/// the p99s of the deep jobs missed by about −33 % (QD32), −30 % (128 KiB
+/// writes) and −25 % (the 70/30 mix): their real spread grows with the
+/// queue depth (p99 − mean 55, 113 and 170 µs at QD8, 32 and 64) while the
+/// whole per-I/O time is 3.64 µs, which neither a constant worker cost nor
+/// an exponential tail expresses; stalls of the busy CPUs (fitted from QD8
+/// and QD64 of the measurement, not from these validation jobs: 88 µs
+/// every 5.7 ms per CPU) do.
 #[test]
 fn the_quiet_tmpfs_loop_refitted_with_the_worker_on_two_cpus() {
     let hf = HostFacts {
@@ -174,15 +172,8 @@ fn the_quiet_tmpfs_loop_refitted_with_the_worker_on_two_cpus() {
         block.contains("[host]\ncpus = 2") && block.contains("backing = \"tmpfs\""),
         "{block}"
     );
-    let deep = [
-        "val-randread-4k-qd32",
-        "val-write-128k-qd8",
-        "val-randrw-70-30-4k-qd16",
-    ];
-    let missed = missed_but_p99_of(&rows, &deep);
+    assert!(block.contains("stall_interval_ns = "), "{block}");
+    let missed = missed_but_p99_of(&rows, &[]);
     assert!(missed.is_empty(), "{missed:?}\n{table}");
-    // the deep p99s are low, not high: the model lacks spread, not speed
-    for r in rows.iter().filter(|r| r.metric == "clat p99") {
-        assert!(r.diff() > -0.40, "{table}");
-    }
+    assert_eq!(rows.iter().filter(|r| r.pass()).count(), 12, "{table}");
 }

@@ -62,6 +62,16 @@ fn host_section(cpus: &blklab_core::CpuCosts, s: &mut String) {
     let _ = writeln!(s, "wake_tail_ns = {}", h.wake_tail_ns);
     let _ = writeln!(s, "irq_ns = {}", h.irq_ns);
     let _ = writeln!(s, "timer_ns = {}", h.timer_ns);
+    let bg = &h.background;
+    if bg.enabled() {
+        let _ = writeln!(
+            s,
+            "stall_interval_ns = {}   # background work: each busy CPU stalled this often (mean)",
+            bg.interval_ns
+        );
+        let _ = writeln!(s, "stall_ns = {}   # for this long", bg.stall_ns);
+        let _ = writeln!(s, "stall_dist = \"{}\"", bg.dist.name());
+    }
     let _ = writeln!(
         s,
         "submit_ns = {}   # fio's slat on the busy device",
@@ -247,6 +257,12 @@ mod tests {
                         submit_ns: 2_600,
                         cpus: blklab_core::sim::cpus::HostCpus {
                             wake_tail_ns: 4_000,
+                            // printed only when fitted (stall_fit)
+                            background: blklab_core::sim::background::Background {
+                                interval_ns: 5_000_000,
+                                stall_ns: 90_000,
+                                ..Default::default()
+                            },
                             ..blklab_core::sim::cpus::HostCpus::measured(2)
                         },
                         ..CpuCosts::default()
@@ -268,6 +284,8 @@ mod tests {
                 crate::sim_run::block_from_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
             // only the loop model carries the host (its worker is a task on it)
             assert_eq!(cpu.is_some(), k == ModelKind::Loop, "{text}");
+            // the background stalls with it, read back whole (below: cpus)
+            assert_eq!(text.contains("stall_ns = 90000"), k == ModelKind::Loop);
             if let Some(c) = cpu {
                 let want = fit.host_for(ModelKind::Loop).cpu;
                 assert_eq!(c.cpus, want.cpus, "{text}");

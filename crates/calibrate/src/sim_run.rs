@@ -1,16 +1,16 @@
-//! The simulator's side: the printed `[[device]]` block read back (so what
-//! is validated is exactly what the user copies), and fio jobs from the same
+//! The simulator's side: the printed `[[device]]` block read back by the
+//! lab's scenario parser (so what is validated is exactly what the user
+//! copies, read as the user's scenario file will be), and fio jobs from the same
 //! command-line strings run on it, with a `blklab_core::SimConfig` built
 //! directly (as crates/cli/src/bench.rs does).
 
 use blklab_core::block::blk_cgroup::CgroupTree;
-use blklab_core::drivers::{DeviceInfo, ModelSpec};
-use blklab_core::sim::cpus::HostCpus;
 use blklab_core::sim::switches::Switches;
 use blklab_core::sim::time::Hz;
 use blklab_core::sim::trace::Tracer;
 use blklab_core::{CpuCosts, DeviceConfig, JobConfig, Sim, SimConfig};
-use serde::Deserialize;
+use blklab_lab::scenario::Scenario;
+use std::path::Path;
 
 use crate::fio_run::{DirFigures, FioResult, FIO_PERCENTILES};
 
@@ -23,74 +23,8 @@ pub struct HostCosts {
     pub idle_wake_ns: u64,
 }
 
-/// The keys `render` prints in a `[[device]]` block (a subset of the
-/// scenario format's; the same names and meanings).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeviceBlock {
-    name: String,
-    devno: String,
-    scheduler: Option<String>,
-    queue_depth: Option<u32>,
-    nr_requests: Option<u32>,
-    max_sectors_kb: Option<u32>,
-    logical_block_size: Option<u32>,
-    rotational: Option<bool>,
-    capacity: Option<String>,
-    idle_wake_ns: Option<u64>,
-    model: toml::Value,
-}
-
-/// The `[host]` keys `render` prints for the loop model.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HostBlock {
-    cpus: u32,
-    wake_ns: Option<u64>,
-    wake_tail_ns: Option<u64>,
-    irq_ns: Option<u64>,
-    irq_tail_ns: Option<u64>,
-    timer_ns: Option<u64>,
-    timer_tail_ns: Option<u64>,
-    submit_ns: Option<u64>,
-    reap_ns: Option<u64>,
-}
-
-impl HostBlock {
-    /// The run's costs, the scenario format's defaults where a key is absent.
-    fn costs(&self) -> CpuCosts {
-        let d = CpuCosts::default();
-        let m = HostCpus::measured(self.cpus);
-        CpuCosts {
-            submit_ns: self.submit_ns.unwrap_or(d.submit_ns),
-            reap_ns: self.reap_ns.unwrap_or(d.reap_ns),
-            cpus: HostCpus {
-                nr: self.cpus,
-                irq_ns: self.irq_ns.unwrap_or(m.irq_ns),
-                irq_tail_ns: self.irq_tail_ns.unwrap_or(0),
-                wake_ns: self.wake_ns.unwrap_or(m.wake_ns),
-                wake_tail_ns: self.wake_tail_ns.unwrap_or(0),
-                timer_ns: self.timer_ns.unwrap_or(m.timer_ns),
-                timer_tail_ns: self.timer_tail_ns.unwrap_or(0),
-                // calibrate never measures preemption: the scenario format's default
-                ..m
-            },
-            ..d
-        }
-    }
-}
-
-#[derive(Debug, Deserialize)]
-struct Doc {
-    host: Option<HostBlock>,
-    device: Vec<DeviceBlock>,
-}
-
-fn parse_bytes(s: &str) -> Result<u64, String> {
-    s.trim()
-        .parse::<u64>()
-        .map_err(|_| format!("capacity '{s}': expected a number of bytes"))
-}
+/// The name the scenario parser's messages give the printed block.
+const BLOCK_NAME: &str = "calibrate's block";
 
 /// The device of a TOML text holding one `[[device]]` block.
 pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
@@ -98,58 +32,30 @@ pub fn device_from_toml(text: &str) -> Result<DeviceConfig, String> {
 }
 
 /// The device of a TOML text holding one `[[device]]` block, and the run's
-/// costs of its `[host]` section when it has one.
+/// costs of its `[host]` section when it has one. The text is read by the
+/// scenario parser (`blklab_lab::scenario`), so the keys, defaults and
+/// checks are exactly those of a user's scenario file holding the block.
 pub fn block_from_toml(text: &str) -> Result<(DeviceConfig, Option<CpuCosts>), String> {
-    let doc: Doc = toml::from_str(text).map_err(|e| format!("the [[device]] block: {e}"))?;
-    if let Some(h) = &doc.host {
-        if h.cpus > HostCpus::MAX_NR {
-            return Err(format!(
-                "host.cpus = {}: at most {}",
-                h.cpus,
-                HostCpus::MAX_NR
-            ));
-        }
+    // A scenario needs a job: one on the block's only device, after its
+    // last line so that the parser's line numbers are the block's own.
+    let scenario = format!("{text}\n[[job]]\ncmdline = \"--name=calibrate-check\"\n");
+    let sc = Scenario::parse(&scenario, Path::new(BLOCK_NAME)).map_err(|e| e.to_string())?;
+    // calibrate's own output: anything the parser would warn a user of is a bug
+    if let Some(w) = sc.warnings.first() {
+        return Err(format!("the block draws a warning: {w}"));
     }
-    let host = doc.host.as_ref().map(HostBlock::costs);
-    let d = doc.device.into_iter().next().ok_or("no [[device]] block")?;
-    let model: ModelSpec = d
-        .model
-        .try_into()
-        .map_err(|e: toml::de::Error| format!("device {} model: {}", d.name, e.message()))?;
-    let built = model
-        .build()
-        .map_err(|e| format!("device {} model: {e}", d.name))?;
-    let (ma, mi) = d
-        .devno
-        .split_once(':')
-        .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
-        .ok_or_else(|| format!("devno '{}': expected MAJ:MIN", d.devno))?;
-    let queue_depth = d.queue_depth.unwrap_or_else(|| built.default_queue_depth());
-    let scheduler = d.scheduler.unwrap_or_else(|| "none".into());
-    let info = DeviceInfo {
-        name: d.name,
-        major: ma,
-        minor: mi,
-        rotational: d.rotational.unwrap_or(false),
-        nr_requests: d.nr_requests.unwrap_or(queue_depth),
-        queue_depth,
-        nr_hw_queues: 1,
-        max_sectors_kb: d.max_sectors_kb.unwrap_or(1280),
-        logical_block_size: d.logical_block_size.unwrap_or(512),
-        capacity_bytes: match &d.capacity {
-            Some(c) => parse_bytes(c)?,
-            None => 1 << 40,
-        },
+    let mut devices = sc.config.devices.into_iter();
+    let (Some(dev), None) = (devices.next(), devices.next()) else {
+        return Err(format!("{BLOCK_NAME}: expected exactly one [[device]]"));
     };
-    let dev = DeviceConfig {
-        info,
-        model,
-        scheduler,
-        iosched: Vec::new(),
-        wbt: None,
-        idle_wake_ns: d.idle_wake_ns.unwrap_or(0),
-    };
-    Ok((dev, host))
+    // Without `[host]` the block's costs are the free host's defaults; the
+    // caller has the fitted ones (fio's submit_ns, printed as a comment for
+    // the scenario's `[run]`).
+    let has_host = text
+        .parse::<toml::Table>()
+        .map_err(|e| format!("{BLOCK_NAME}: {e}"))?
+        .contains_key("host");
+    Ok((dev, has_host.then_some(sc.config.cpu)))
 }
 
 fn dir_of(d: &blklab_fio::DirStats) -> DirFigures {
@@ -209,4 +115,35 @@ pub fn simulate(dev: &DeviceConfig, cpu: CpuCosts, job_args: &str) -> Result<Fio
         },
         command: format!("(simulated) fio {job_args}"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::block_from_toml;
+
+    /// A block with a fault is refused as a user's scenario file would be:
+    /// the scenario parser's message, at the block's own line and column.
+    #[test]
+    fn a_bad_block_is_refused_by_the_scenario_parser_with_its_location() {
+        let ok = "[[device]]\nname = \"loop0\"\ndevno = \"7:0\"\ncapacity = \"268435456\"\n[device.model]\nkind = \"nullb\"\n";
+        let (dev, host) = block_from_toml(ok).unwrap();
+        assert_eq!(dev.info.capacity_bytes, 256 << 20);
+        assert!(host.is_none(), "no [host]: the caller's fitted costs");
+        let cases = [
+            (format!("[host]\ncpus = -1\n{ok}"), "calibrate's block:2:8"),
+            (
+                format!("[host]\ncpus = 2\nirq_ns = 1.5\n{ok}"),
+                "calibrate's block:3:10",
+            ),
+            (ok.replace("7:0", "7"), "calibrate's block:3:9: devno '7'"),
+            (
+                format!("{ok}{}", ok.replace("loop0", "loop1").replace("7:0", "7:1")),
+                "several devices",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = block_from_toml(&text).expect_err(&text);
+            assert!(e.contains(want), "{text}\n{e}\nlacks {want:?}");
+        }
+    }
 }

@@ -25,6 +25,7 @@
 
 use std::collections::VecDeque;
 
+use crate::sim::background::{Background, Stalls};
 use crate::sim::rng::Rng;
 use crate::sim::time::Ns;
 
@@ -55,6 +56,9 @@ pub struct HostCpus {
     /// workers): see [`Cpus::wake`]. Off by default (a woken task waits its
     /// turn in the FIFO run queue).
     pub wakeup_preempt: bool,
+    /// Other work taking busy CPUs away at random (`sim::background`);
+    /// none by default.
+    pub background: Background,
 }
 
 impl HostCpus {
@@ -158,6 +162,8 @@ pub struct Cpus {
     tasks: Vec<TaskCpu>,
     runq: VecDeque<TaskId>,
     rng: Rng,
+    /// Background work's stalls (`sim::background`).
+    bg: Stalls,
 }
 
 impl Cpus {
@@ -170,6 +176,17 @@ impl Cpus {
             tasks: vec![TaskCpu::default(); nr_tasks],
             runq: VecDeque::new(),
             rng: Rng::stream(seed, "host/cpus"),
+            bg: Stalls::new(cfg.background, cfg.nr, seed),
+        }
+    }
+
+    /// The background stalls CPU `c` met up to `now`, counted against its
+    /// state until now (call before the state changes): a busy CPU's are
+    /// taken from its task as interrupt time is.
+    fn background_to(&mut self, c: u32, now: Ns) {
+        if self.bg.enabled() {
+            let busy = self.cpus[c as usize].task.is_some();
+            self.cpus[c as usize].stolen_ns += self.bg.take(c, now, busy);
         }
     }
 
@@ -191,6 +208,7 @@ impl Cpus {
     /// wake-up, then its pending work) ends. Work starts after any interrupt
     /// work the CPU is busy with.
     fn assign(&mut self, c: u32, t: TaskId, now: Ns) -> Ns {
+        self.background_to(c, now);
         let wake = self.draw(self.cfg.wake_ns, self.cfg.wake_tail_ns);
         let cpu = &mut self.cpus[c as usize];
         cpu.task = Some(t);
@@ -285,8 +303,9 @@ impl Cpus {
     /// from its CPU since it last looked, the burst ends that much later
     /// (returned); None when it is really over.
     pub fn burst_end(&mut self, t: TaskId, now: Ns) -> Option<Ns> {
+        let c = self.tasks[t as usize].on?;
+        self.background_to(c, now);
         let tk = &mut self.tasks[t as usize];
-        let c = tk.on?;
         let stolen = self.cpus[c as usize].stolen_ns;
         let extra = stolen - tk.stolen_mark;
         if extra == 0 {
@@ -353,8 +372,10 @@ impl Cpus {
     /// the first task of the run queue, returned with the end of that task's
     /// first burst.
     pub fn block(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
+        let c = self.tasks[t as usize].on?;
+        self.background_to(c, now);
         let tk = &mut self.tasks[t as usize];
-        let c = tk.on.take()?;
+        tk.on = None;
         let held = now - tk.got_at;
         tk.sys_ns += held.saturating_sub(tk.wake_paid_ns + tk.stolen_since_got_ns);
         tk.ctx += 1;

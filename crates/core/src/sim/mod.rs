@@ -2,6 +2,7 @@
 //! seeded random streams, arenas, kernel-behaviour switches, the trace
 //! writer and the kernel's error codes. Nothing here knows the block layer.
 
+pub mod background;
 pub mod clock;
 pub mod cpu;
 pub mod cpus;

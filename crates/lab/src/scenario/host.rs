@@ -3,6 +3,7 @@
 //! task's own costs, which may also stay in `[run]` where they began.
 //! See docs/scenario.md and docs/fidelity/cpus.md.
 
+use blklab_core::sim::background::{Background, StallDist};
 use blklab_core::sim::cpus::HostCpus;
 use blklab_core::CpuCosts;
 use serde::Deserialize;
@@ -27,6 +28,12 @@ pub(super) struct RawHost {
     /// A woken kernel thread preempts the fio task on its CPU (CFS wake-up
     /// preemption; default false).
     wakeup_preempt: Option<Spanned<toml::Value>>,
+    /// Background work (`blklab_core::sim::background`): the mean time
+    /// between stalls of one CPU, a stall's (mean) length, and how the
+    /// length is drawn ("exp", the default, or "fixed"). Off by default.
+    stall_interval_ns: Option<Spanned<toml::Value>>,
+    stall_ns: Option<Spanned<toml::Value>>,
+    stall_dist: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -57,6 +64,57 @@ impl Builder<'_> {
                 self.err::<()>(&v.span(), format!("host.{e}"));
                 dflt
             }
+        }
+    }
+
+    /// `[host]`'s background work: the keys together, checked as a whole
+    /// (`Background::check`), the message at the key it is about.
+    fn background(&mut self, h: &RawHost) -> Background {
+        let dist = match &h.stall_dist {
+            None => StallDist::default(),
+            Some(v) => match v.get_ref().as_str().and_then(StallDist::parse) {
+                Some(d) => d,
+                None => self
+                    .err(
+                        &v.span(),
+                        format!(
+                            "host.stall_dist = {}: expected {}",
+                            v.get_ref(),
+                            StallDist::NAMES.map(|n| format!("\"{n}\"")).join(" or ")
+                        ),
+                    )
+                    .unwrap_or_default(),
+            },
+        };
+        let b = Background {
+            interval_ns: self.host_cost("stall_interval_ns", &h.stall_interval_ns, 0),
+            stall_ns: self.host_cost("stall_ns", &h.stall_ns, 0),
+            dist,
+        };
+        if let Err(e) = b.check() {
+            // at the key the message names first (both keys are set when
+            // the check fails on their values)
+            let at = if e.starts_with("stall_ns") {
+                h.stall_ns.as_ref().or(h.stall_interval_ns.as_ref())
+            } else {
+                h.stall_interval_ns.as_ref().or(h.stall_ns.as_ref())
+            };
+            if let Some(v) = at {
+                self.err::<()>(&v.span(), format!("host.{e}"));
+            }
+            return Background::default();
+        }
+        if b.enabled() {
+            b
+        } else {
+            // stall_dist alone: no stalls to draw
+            if let Some(v) = &h.stall_dist {
+                self.err::<()>(
+                    &v.span(),
+                    "host.stall_dist needs stall_interval_ns and stall_ns",
+                );
+            }
+            Background::default()
         }
     }
 
@@ -140,6 +198,12 @@ impl Builder<'_> {
                         .unwrap_or(false),
                 },
             },
+            // (with cpus = 0 the keys are refused below, once)
+            background: if nr > 0 {
+                self.background(h)
+            } else {
+                Background::default()
+            },
         };
         if nr == 0 {
             // the free host has no CPUs to charge: a cost there would be ignored
@@ -151,6 +215,9 @@ impl Builder<'_> {
                 ("timer_ns", &h.timer_ns),
                 ("timer_tail_ns", &h.timer_tail_ns),
                 ("wakeup_preempt", &h.wakeup_preempt),
+                ("stall_interval_ns", &h.stall_interval_ns),
+                ("stall_ns", &h.stall_ns),
+                ("stall_dist", &h.stall_dist),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
@@ -219,6 +286,30 @@ mod tests {
     }
 
     #[test]
+    fn background_stalls_are_off_unless_asked_for() {
+        use blklab_core::sim::background::{Background, StallDist};
+        assert_eq!(
+            parse("[host]\ncpus = 2\n").unwrap().cpus.background,
+            Background::default()
+        );
+        let c =
+            parse("[host]\ncpus = 2\nstall_interval_ns = 4000000\nstall_ns = 200000\n").unwrap();
+        assert_eq!(
+            c.cpus.background,
+            Background {
+                interval_ns: 4_000_000,
+                stall_ns: 200_000,
+                dist: StallDist::Exp
+            }
+        );
+        let c = parse(
+            "[host]\ncpus = 2\nstall_interval_ns = 50000\nstall_ns = 5000\nstall_dist = \"fixed\"\n",
+        )
+        .unwrap();
+        assert_eq!(c.cpus.background.dist, StallDist::Fixed);
+    }
+
+    #[test]
     fn bad_host_values_are_located() {
         let cases: &[(&str, &[&str])] = &[
             (
@@ -257,6 +348,38 @@ mod tests {
             (
                 "[host]\nwakeup_preempt = true\n",
                 &["t.toml:2:18", "host.wakeup_preempt needs cpus > 0"],
+            ),
+            (
+                "[host]\nstall_interval_ns = 4000000\nstall_ns = 1000\n",
+                &["t.toml:2:21", "host.stall_interval_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_ns = 1000\n",
+                &["t.toml:3:12", "host.stall_ns needs stall_interval_ns"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_interval_ns = 4000000\n",
+                &["t.toml:3:21", "host.stall_interval_ns needs stall_ns"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_interval_ns = 5000\nstall_ns = 1000\n",
+                &["t.toml:3:21", "stall_interval_ns = 5000: at least 10000"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_interval_ns = 100000\nstall_ns = 60000\n",
+                &["t.toml:4:12", "stall_ns = 60000", "at most 50000"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_interval_ns = -4\nstall_ns = 10\n",
+                &["t.toml:3:21", "host.stall_interval_ns = -4: expected a non-negative"],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_interval_ns = 100000\nstall_ns = 10\nstall_dist = \"pareto\"\n",
+                &["t.toml:5:14", "stall_dist = \"pareto\": expected \"exp\" or \"fixed\""],
+            ),
+            (
+                "[host]\ncpus = 1\nstall_dist = \"fixed\"\n",
+                &["t.toml:3:14", "stall_dist needs stall_interval_ns and stall_ns"],
             ),
         ];
         for (text, want) in cases {

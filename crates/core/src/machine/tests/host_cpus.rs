@@ -23,7 +23,12 @@ pub(super) fn host(nr: u32) -> HostCpus {
 
 /// `nr_jobs` libaio QD1 jobs for 1 s on a nullb device completing in
 /// `completion_ns`, on `cpus`: total I/Os and the run's results.
-fn run(cpus: HostCpus, nr_jobs: usize, completion_ns: u64, seed: u64) -> crate::machine::RunResult {
+pub(super) fn run(
+    cpus: HostCpus,
+    nr_jobs: usize,
+    completion_ns: u64,
+    seed: u64,
+) -> crate::machine::RunResult {
     let names = ["a", "b", "c", "d", "e", "f"];
     let jobs = (0..nr_jobs)
         .map(|i| (job(names[i], RwPattern::RandRead, 4096, 1, 1), "/"))
@@ -34,13 +39,13 @@ fn run(cpus: HostCpus, nr_jobs: usize, completion_ns: u64, seed: u64) -> crate::
     Sim::new(cfg, Tracer::default()).unwrap().run()
 }
 
-fn ios(r: &crate::machine::RunResult) -> u64 {
+pub(super) fn ios(r: &crate::machine::RunResult) -> u64 {
     r.jobs.iter().map(|j| j.stats.dirs[0].total_ios).sum()
 }
 
 /// The CPU work of one QD1 libaio I/O whose completion comes after its task
 /// blocked: the submit call, the completion interrupt, the wake-up, the reap.
-const PER_IO_NS: u64 = SUBMIT_NS + IRQ_NS + WAKE_NS + REAP_NS;
+pub(super) const PER_IO_NS: u64 = SUBMIT_NS + IRQ_NS + WAKE_NS + REAP_NS;
 
 #[test]
 fn one_cpu_throughput_is_one_over_the_cpu_cost_per_io() {

@@ -3,6 +3,7 @@
 //! the quantisation of fio's statistics.
 
 mod fio_offsets;
+mod host_background;
 mod host_cpus;
 mod idle_wake;
 mod loop_worker;
