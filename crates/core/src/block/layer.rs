@@ -154,4 +154,9 @@ pub(crate) trait BlkHost {
     /// `loop_queue_rq` → `loop_queue_work`: request `rid` of loop device
     /// `dev`, which has a worker, was dispatched; the worker takes it.
     fn loop_queue_work(&mut self, dev: DevId, rid: crate::block::request::ReqId);
+    /// `kblockd_mod_delayed_work_on(cpu, &hctx->run_work, 0)`: queue an
+    /// asynchronous run of `dev`'s hardware queue on kblockd, when this host
+    /// runs it in a kernel thread (true); false: the caller runs the queue
+    /// in its own context.
+    fn kblockd_run_work(&mut self, dev: DevId) -> bool;
 }

@@ -55,6 +55,10 @@ pub struct HostCpus {
     /// workers): see [`Cpus::wake`]. Off by default (a woken task waits its
     /// turn in the FIFO run queue).
     pub wakeup_preempt: bool,
+    /// A kblockd queue run's own CPU time (`blk_mq_run_work_fn`: the
+    /// scheduler's dispatch and the driver's `queue_rq`), beside the
+    /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
+    pub kblockd_ns: Ns,
 }
 
 impl HostCpus {

@@ -27,6 +27,8 @@ pub(super) struct RawHost {
     /// A woken kernel thread preempts the fio task on its CPU (CFS wake-up
     /// preemption; default false).
     wakeup_preempt: Option<Spanned<toml::Value>>,
+    /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
+    kblockd_ns: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -128,6 +130,7 @@ impl Builder<'_> {
             wake_tail_ns: self.host_cost("wake_tail_ns", &h.wake_tail_ns, 0),
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
+            kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
                 Some(v) => match v.get_ref() {
@@ -151,6 +154,7 @@ impl Builder<'_> {
                 ("timer_ns", &h.timer_ns),
                 ("timer_tail_ns", &h.timer_tail_ns),
                 ("wakeup_preempt", &h.wakeup_preempt),
+                ("kblockd_ns", &h.kblockd_ns),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
