@@ -699,7 +699,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             "--sim-kblockd needs --sim-cpus > 0 (the free host has no CPU for kblockd)"
         )),
         Cmd::Conformance(a) if a.sim_kblockd > 1_000_000_000 => Err(anyhow!(
-            "--sim-kblockd {}: at most 1000000000 ns", a.sim_kblockd
+            "--sim-kblockd {}: at most 1000000000 ns",
+            a.sim_kblockd
         )),
         Cmd::Conformance(a) => Ok(ExitCode::from(conformance_cmd::main(
             &conformance_cmd::Args {

@@ -364,7 +364,9 @@ pub(crate) trait BlkMq: BlkHost {
     /// ([`BlkHost::kblockd_run_work`], machine/kblockd.rs), else at once in
     /// the caller's context.
     fn run_hw_queue_async(&mut self, dev: DevId) {
-        if !self.kblockd_run_work(dev) {
+        if self.runs_on_kblockd(dev) {
+            self.kblockd_run_work(dev);
+        } else {
             self.run_queue(dev);
         }
     }
@@ -445,6 +447,10 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         let mut released = std::mem::take(&mut b.released);
         let rq = b.reqs.remove(rid);
+        let was_full = {
+            let d = &b.devs[dev as usize];
+            d.st.in_device >= d.info.queue_depth
+        };
         {
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
@@ -468,9 +474,14 @@ pub(crate) trait BlkMq: BlkHost {
         self.continue_released(dev, &mut released);
         self.blk().released = released;
         self.rearm_qos(dev);
-        // `blk_mq_sched_restart` and `bfq_schedule_dispatch` run it
-        // asynchronously
-        self.run_hw_queue_async(dev);
+        // `blk_mq_sched_restart` (a run that stopped on a full device) and
+        // the scheduler's own request (`bfq_schedule_dispatch`) run it
+        // asynchronously; through kblockd, only those runs are made
+        if !self.runs_on_kblockd(dev) {
+            self.run_queue(dev);
+        } else if was_full || self.blk().devs[dev as usize].st.elv.wants_run(now) {
+            self.kblockd_run_work(dev);
+        }
     }
 
     /// `bio_endio`: C for this bio; `rq_qos_done_bio`; then up to its parent or submitter.

@@ -67,7 +67,7 @@ impl Kernel {
     /// here: a host with CPUs, switch `blk_mq.insert_run = kblockd`, and an
     /// I/O scheduler (without one, `blk_mq_submit_bio` issues directly in
     /// the submitter's context, `blk_mq_try_issue_directly`).
-    fn runs_on_kblockd(&self, dev: DevId) -> bool {
+    pub(crate) fn runs_on_kblockd(&self, dev: DevId) -> bool {
         self.cpus.enabled()
             && self.blk.switches.is("blk_mq.insert_run", "kblockd")
             && self.blk.devs[dev as usize].st.elv.name() != "none"
@@ -83,12 +83,8 @@ impl Kernel {
 
     /// Mirrors `kblockd_mod_delayed_work_on(cpu, &hctx->run_work, 0)`:
     /// queue `dev`'s run work and wake its kworker, unless the work is
-    /// already queued. False when the run is not a kblockd work item here
-    /// (the caller runs the queue in its own context).
-    pub(crate) fn kblockd_queue(&mut self, dev: DevId) -> bool {
-        if !self.runs_on_kblockd(dev) {
-            return false;
-        }
+    /// already queued (`queue_work` finds it pending).
+    pub(crate) fn kblockd_queue(&mut self, dev: DevId) {
         let now = self.clk.now;
         let w = match self.kblockd.by_dev.get(&dev) {
             Some(w) => *w,
@@ -105,14 +101,17 @@ impl Kernel {
             }
         };
         if w.queued {
-            return true;
+            return;
         }
-        self.kblockd.by_dev.get_mut(&dev).expect("made above").queued = true;
+        self.kblockd
+            .by_dev
+            .get_mut(&dev)
+            .expect("made above")
+            .queued = true;
         match self.cpus.wake(w.task, now, self.cpu.cpus.kblockd_ns) {
             Woken::Runs(end) => self.kblockd_runs(dev, end),
             Woken::Queued => {}
         }
-        true
     }
 }
 
@@ -139,6 +138,16 @@ impl Running<'_> {
         }
         self.run_queue(dev);
         let k = &mut *self.k;
+        // the scheduler's lock is held until then: the kworker keeps its
+        // CPU and makes its next pass (`blk_mq_do_dispatch_sched`'s loop)
+        if let Some(t) = k.blk.devs[dev as usize].st.elv.run_resumes_at() {
+            if let Some(w) = k.kblockd.by_dev.get_mut(&dev) {
+                w.queued = true;
+            }
+            let end = k.cpus.continue_burst(w.task, now, t - now);
+            k.kblockd_runs(dev, end);
+            return;
+        }
         k.release_task(self.tasks, w.task);
     }
 }

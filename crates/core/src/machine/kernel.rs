@@ -106,7 +106,11 @@ impl BlkHost for Running<'_> {
         self.loop_worker_queue(dev, rid);
     }
 
-    fn kblockd_run_work(&mut self, dev: DevId) -> bool {
+    fn runs_on_kblockd(&self, dev: DevId) -> bool {
+        self.k.runs_on_kblockd(dev)
+    }
+
+    fn kblockd_run_work(&mut self, dev: DevId) {
         self.k.kblockd_queue(dev)
     }
 

@@ -686,13 +686,22 @@ impl Elevator for Bfq {
     /// The idle-slice timer, the delayed queue re-run, and the moment the
     /// lock frees if requests wait (and a run is under way).
     fn next_run(&self) -> Option<Ns> {
-        let lock = (self.held > 0 && self.run.pending && self.lock_free_at > self.now)
-            .then_some(self.lock_free_at);
-        [lock, self.idle_timer, self.delayed_run()]
+        [self.run_resumes_at(), self.idle_timer, self.delayed_run()]
             .into_iter()
             .flatten()
             .filter(|&t| t > self.now)
             .min()
+    }
+
+    /// A run is under way, or the delayed re-run is due ([`run`]).
+    fn wants_run(&self, now: Ns) -> bool {
+        self.run.pending || self.delayed_run().is_some_and(|t| now >= t)
+    }
+
+    /// The moment the lock frees if requests wait and a run is under way.
+    fn run_resumes_at(&self) -> Option<Ns> {
+        (self.held > 0 && self.run.pending && self.lock_free_at > self.now)
+            .then_some(self.lock_free_at)
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {
