@@ -5,6 +5,7 @@
 mod fio_offsets;
 mod host_cpus;
 mod idle_wake;
+mod kblockd;
 mod loop_worker;
 mod mq_deadline;
 mod pagecache;
