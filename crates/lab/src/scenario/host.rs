@@ -220,6 +220,9 @@ mod tests {
         assert!(!c.cpus.wakeup_preempt, "off unless asked for");
         let c = parse("[host]\ncpus = 1\nwakeup_preempt = true\n").unwrap();
         assert!(c.cpus.wakeup_preempt);
+        assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
+        let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
+        assert_eq!(c.cpus.kblockd_ns, 5500);
     }
 
     #[test]
@@ -261,6 +264,18 @@ mod tests {
             (
                 "[host]\nwakeup_preempt = true\n",
                 &["t.toml:2:18", "host.wakeup_preempt needs cpus > 0"],
+            ),
+            (
+                "[host]\nkblockd_ns = 4000\n",
+                &["t.toml:2:14", "host.kblockd_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nkblockd_ns = -1\n",
+                &[
+                    "t.toml:3:14",
+                    "host.kblockd_ns = -1",
+                    "non-negative integer",
+                ],
             ),
         ];
         for (text, want) in cases {
