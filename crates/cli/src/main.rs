@@ -242,6 +242,12 @@ struct ConformanceArgs {
     /// experiment: the judged figures use the default (off).
     #[arg(long)]
     sim_wakeup_preempt: bool,
+    /// With --sim-cpus > 0: the CPU time, in ns, of a kblockd queue run
+    /// (`[host] kblockd_ns`; the 6.1 guest's `blk_mq_run_work_fn` took
+    /// 3.7-5.5 µs per request, docs/fidelity/cpus.md). An experiment: the
+    /// judged figures use the default (0).
+    #[arg(long, default_value_t = 0)]
+    sim_kblockd: u64,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -689,6 +695,13 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Conformance(a) if a.sim_wakeup_preempt && a.sim_cpus == 0 => Err(anyhow!(
             "--sim-wakeup-preempt needs --sim-cpus > 0 (the free host has no CPU to preempt)"
         )),
+        Cmd::Conformance(a) if a.sim_kblockd > 0 && a.sim_cpus == 0 => Err(anyhow!(
+            "--sim-kblockd needs --sim-cpus > 0 (the free host has no CPU for kblockd)"
+        )),
+        Cmd::Conformance(a) if a.sim_kblockd > 1_000_000_000 => Err(anyhow!(
+            "--sim-kblockd {}: at most 1000000000 ns",
+            a.sim_kblockd
+        )),
         Cmd::Conformance(a) => Ok(ExitCode::from(conformance_cmd::main(
             &conformance_cmd::Args {
                 cases: a.cases,
@@ -702,6 +715,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     capped: a.sim_capped_disk,
                     loop_as: a.sim_loop,
                     wakeup_preempt: a.sim_wakeup_preempt,
+                    kblockd_ns: a.sim_kblockd,
                 },
                 show: a.show,
                 kernel: a.kernel,

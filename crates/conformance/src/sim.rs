@@ -83,6 +83,9 @@ pub struct SimChoices {
     /// worker preempts the fio task on its CPU, as the QEMU guests' traces
     /// show (`--sim-wakeup-preempt`; vm/guest_cpu.rs).
     pub wakeup_preempt: bool,
+    /// The scenario's `[host] kblockd_ns` (with cpus > 0): a kblockd queue
+    /// run's CPU time (`--sim-kblockd`; 0 = the default).
+    pub kblockd_ns: u64,
 }
 
 /// The parent group of the case's groups in the stacked expression: io.max
@@ -198,6 +201,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         let _ = writeln!(s, "\n[host]\ncpus = {}", dev.sim.cpus);
         if dev.sim.wakeup_preempt {
             let _ = writeln!(s, "wakeup_preempt = true");
+        }
+        if dev.sim.kblockd_ns > 0 {
+            let _ = writeln!(s, "kblockd_ns = {}", dev.sim.kblockd_ns);
         }
     }
     if !dev.switches.is_empty() {
@@ -444,6 +450,7 @@ mod tests {
                 capped: CappedAs::Stacked,
                 loop_as: LoopAs::Nullb,
                 wakeup_preempt: false,
+                kblockd_ns: 0,
             }
         );
     }

@@ -291,7 +291,7 @@ pub(crate) trait BlkMq: BlkHost {
         }
         self.free_merged(dev);
         self.piece_submitted(id);
-        self.run_queue(dev);
+        self.run_hw_queue_async(dev);
     }
 
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):
@@ -359,6 +359,18 @@ pub(crate) trait BlkMq: BlkHost {
         }
     }
 
+    /// `blk_mq_run_hw_queue(hctx, true)`: an asynchronous run, a kblockd
+    /// work item where the host runs it in a kernel thread
+    /// ([`BlkHost::kblockd_run_work`], machine/kblockd.rs), else at once in
+    /// the caller's context.
+    fn run_hw_queue_async(&mut self, dev: DevId) {
+        if self.runs_on_kblockd(dev) {
+            self.kblockd_run_work(dev);
+        } else {
+            self.run_queue(dev);
+        }
+    }
+
     /// `blk_mq_run_hw_queue`: dispatch while the device has room.
     fn run_queue(&mut self, dev: DevId) {
         let (b, clk) = self.parts();
@@ -423,7 +435,9 @@ pub(crate) trait BlkMq: BlkHost {
         let st = &mut self.blk().devs[dev as usize].st;
         if st.elv_armed.0 == Some(now) {
             st.elv_armed.0 = None;
-            self.run_queue(dev);
+            // the delayed re-run is `hctx->run_work` itself; bfq's idle
+            // timer runs the queue asynchronously (`bfq_schedule_dispatch`)
+            self.run_hw_queue_async(dev);
         }
     }
 
@@ -433,6 +447,10 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         let mut released = std::mem::take(&mut b.released);
         let rq = b.reqs.remove(rid);
+        let was_full = {
+            let d = &b.devs[dev as usize];
+            d.st.in_device >= d.info.queue_depth
+        };
         {
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
@@ -456,7 +474,14 @@ pub(crate) trait BlkMq: BlkHost {
         self.continue_released(dev, &mut released);
         self.blk().released = released;
         self.rearm_qos(dev);
-        self.run_queue(dev);
+        // `blk_mq_sched_restart` (a run that stopped on a full device) and
+        // the scheduler's own request (`bfq_schedule_dispatch`) run it
+        // asynchronously; through kblockd, only those runs are made
+        if !self.runs_on_kblockd(dev) {
+            self.run_queue(dev);
+        } else if was_full || self.blk().devs[dev as usize].st.elv.wants_run(now) {
+            self.kblockd_run_work(dev);
+        }
     }
 
     /// `bio_endio`: C for this bio; `rq_qos_done_bio`; then up to its parent or submitter.

@@ -154,4 +154,11 @@ pub(crate) trait BlkHost {
     /// `loop_queue_rq` → `loop_queue_work`: request `rid` of loop device
     /// `dev`, which has a worker, was dispatched; the worker takes it.
     fn loop_queue_work(&mut self, dev: DevId, rid: crate::block::request::ReqId);
+    /// Whether this host runs `dev`'s asynchronous queue runs in a kblockd
+    /// kernel thread (machine/kblockd.rs); false: in the caller's context.
+    fn runs_on_kblockd(&self, dev: DevId) -> bool;
+    /// `kblockd_mod_delayed_work_on(cpu, &hctx->run_work, 0)`: queue an
+    /// asynchronous run of `dev`'s hardware queue on kblockd (only where
+    /// [`BlkHost::runs_on_kblockd`]).
+    fn kblockd_run_work(&mut self, dev: DevId);
 }

@@ -24,6 +24,8 @@ pub(crate) struct Kernel {
     pub cpus: crate::sim::cpus::Cpus,
     /// The loop devices' workers (`machine::loop_worker`).
     pub loop_workers: crate::drivers::loop_worker::LoopWorkers,
+    /// The devices' kblockd queue runs (`machine::kblockd`).
+    pub kblockd: crate::machine::kblockd::Kblockd,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
@@ -102,6 +104,14 @@ impl BlkHost for Running<'_> {
 
     fn loop_queue_work(&mut self, dev: DevId, rid: crate::block::request::ReqId) {
         self.loop_worker_queue(dev, rid);
+    }
+
+    fn runs_on_kblockd(&self, dev: DevId) -> bool {
+        self.k.runs_on_kblockd(dev)
+    }
+
+    fn kblockd_run_work(&mut self, dev: DevId) {
+        self.k.kblockd_queue(dev)
     }
 
     fn bio_end_io(&mut self, origin: Origin) {

@@ -4,6 +4,7 @@
 //! job model in `workload/fio/`.
 
 mod config;
+pub(crate) mod kblockd;
 pub(crate) mod kernel;
 mod loop_worker;
 mod phases;
@@ -223,6 +224,7 @@ impl Sim {
                 cpu: cfg.cpu,
                 cpus: crate::sim::cpus::Cpus::new(cfg.cpu.cpus, cfg.jobs.len(), cfg.seed),
                 loop_workers: Default::default(),
+                kblockd: Default::default(),
                 blk: BlockLayer {
                     hz: cfg.hz,
                     switches: cfg.switches,
@@ -464,6 +466,7 @@ impl Sim {
             Ev::Wake(j) => wl.job_wake(k, j),
             Ev::IrqDone(d, r) => k.with(wl).complete_request(d, r),
             Ev::LoopWork(w) => k.with(wl).loop_work(w),
+            Ev::Kblockd(d) => k.with(wl).kblockd_work(d),
             Ev::PhaseEnd => self.phase_end(),
             Ev::PhaseStart => self.phase_start(),
         }

@@ -59,6 +59,10 @@ pub struct HostCpus {
     /// Other work taking busy CPUs away at random (`sim::background`);
     /// none by default.
     pub background: Background,
+    /// A kblockd queue run's own CPU time (`blk_mq_run_work_fn`: the
+    /// scheduler's dispatch and the driver's `queue_rq`), beside the
+    /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
+    pub kblockd_ns: Ns,
 }
 
 impl HostCpus {

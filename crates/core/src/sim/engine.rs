@@ -55,6 +55,9 @@ pub enum Ev {
     /// A loop worker (index in `machine::loop_worker::LoopWorkers`) is
     /// done with the request at the head of its queue.
     LoopWork(u32),
+    /// A device's kblockd kworker is done with its queue run's cost: the
+    /// queue is run (`blk_mq_run_work_fn`; machine/kblockd.rs).
+    Kblockd(DevId),
     /// The jobs of the current run phase have all ended (machine/phases.rs).
     PhaseEnd,
     /// The next run phase's jobs start (machine/phases.rs).

@@ -91,6 +91,19 @@ pub const SWITCHES: &[SwitchDef] = &[
                size were dispatched in a row over at least a second. off = every kernel.",
     },
     SwitchDef {
+        name: "blk_mq.insert_run",
+        values: &["kblockd", "inline"],
+        default: "kblockd",
+        help: "How an insertion into an I/O scheduler (one that is not 'none') runs the hardware queue. \
+               'kblockd' = every kernel modelled (blk_mq_submit_bio inserts an unplugged request and runs \
+               the queue asynchronously: blk_mq_sched_insert_request(rq, false, true, true) in 6.1.176, \
+               blk_mq_insert_request + blk_mq_run_hw_queue(hctx, true) in 6.12.117 and mainline): the run \
+               is hctx->run_work queued on kblockd with delay 0 (kblockd_mod_delayed_work_on, \
+               mod_delayed_work), which replaces a pending BLK_MQ_BUDGET_DELAY re-run, and on a host with \
+               CPUs the dispatch happens in a kblockd kernel thread. 'inline' = the simulator's earlier \
+               simplification: the submitter dispatches in its own call and a pending delayed re-run stays.",
+    },
+    SwitchDef {
         name: "wbt.lat_show",
         values: &["zero-when-off", "target"],
         default: "zero-when-off",
@@ -130,6 +143,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "none-to-rt"),
             ("bfq.idle_groups", "2d29c9f89fcd"),
             ("bfq.asym_request_size", "off"),
+            ("blk_mq.insert_run", "kblockd"),
             ("wbt.lat_show", "target"),
         ],
         notes: "blk-throttle is 6.1.y's single FIFO (throttle.wait=joint-fifo, checked against Debian's \
@@ -150,6 +164,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("blk_mq.insert_run", "kblockd"),
             ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
@@ -172,6 +187,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("blk_mq.insert_run", "kblockd"),
             ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "Carries the blk-throttle slice fix (HZ/10 on every device); predates the 2026 \
@@ -189,6 +205,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("blk_mq.insert_run", "kblockd"),
             ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "",

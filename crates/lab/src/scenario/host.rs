@@ -34,6 +34,8 @@ pub(super) struct RawHost {
     stall_interval_ns: Option<Spanned<toml::Value>>,
     stall_ns: Option<Spanned<toml::Value>>,
     stall_dist: Option<Spanned<toml::Value>>,
+    /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
+    kblockd_ns: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -186,6 +188,7 @@ impl Builder<'_> {
             wake_tail_ns: self.host_cost("wake_tail_ns", &h.wake_tail_ns, 0),
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
+            kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
                 Some(v) => match v.get_ref() {
@@ -218,6 +221,7 @@ impl Builder<'_> {
                 ("stall_interval_ns", &h.stall_interval_ns),
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
+                ("kblockd_ns", &h.kblockd_ns),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
@@ -283,6 +287,9 @@ mod tests {
         assert!(!c.cpus.wakeup_preempt, "off unless asked for");
         let c = parse("[host]\ncpus = 1\nwakeup_preempt = true\n").unwrap();
         assert!(c.cpus.wakeup_preempt);
+        assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
+        let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
+        assert_eq!(c.cpus.kblockd_ns, 5500);
     }
 
     #[test]
@@ -380,6 +387,16 @@ mod tests {
             (
                 "[host]\ncpus = 1\nstall_dist = \"fixed\"\n",
                 &["t.toml:3:14", "stall_dist needs stall_interval_ns and stall_ns"],
+                "[host]\nkblockd_ns = 4000\n",
+                &["t.toml:2:14", "host.kblockd_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nkblockd_ns = -1\n",
+                &[
+                    "t.toml:3:14",
+                    "host.kblockd_ns = -1",
+                    "non-negative integer",
+                ],
             ),
         ];
         for (text, want) in cases {

@@ -46,6 +46,19 @@ pub trait Elevator {
     fn next_run(&self) -> Option<crate::sim::time::Ns> {
         None
     }
+    /// Whether a queue run now would reach the scheduler's dispatch: the
+    /// completion path asks before it runs the queue asynchronously
+    /// through kblockd (machine/kblockd.rs), where a run the kernel does
+    /// not make costs a kernel thread's wake-up. True by default.
+    fn wants_run(&self, _now: crate::sim::time::Ns) -> bool {
+        true
+    }
+    /// The run under way goes on at this instant (the scheduler's lock is
+    /// held until then): a kblockd run holds its CPU until then and makes
+    /// its next pass, instead of ending. None by default.
+    fn run_resumes_at(&self) -> Option<crate::sim::time::Ns> {
+        None
+    }
     /// Write a tunable (/sys/block/DEV/queue/iosched/NAME).
     fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
         Err(format!(

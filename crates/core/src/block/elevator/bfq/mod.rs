@@ -119,6 +119,9 @@ pub struct Bfq {
     sw_groups_2018: bool,
     /// Switch `bfq.asym_request_size` = on.
     sw_req_size: bool,
+    /// Switch `blk_mq.insert_run` = kblockd: an asynchronous run replaces
+    /// a pending delayed re-run ([`run`]).
+    sw_kblockd: bool,
     /// The hardware-queue run under way and the delayed re-run ([`run`]).
     run: run::QueueRun,
 }
@@ -171,6 +174,7 @@ impl Bfq {
             same_size: budget::SameSize::default(),
             sw_groups_2018: false,
             sw_req_size: false,
+            sw_kblockd: false,
             run: run::QueueRun::default(),
         };
         b.group_of_cg.insert(crate::block::blk_cgroup::ROOT, 0);
@@ -199,6 +203,7 @@ impl Bfq {
         self.w.idle_class_timeout = ctx.hz.msecs_to_jiffies(200);
         self.sw_groups_2018 = ctx.switches.is("bfq.idle_groups", "2d29c9f89fcd");
         self.sw_req_size = ctx.switches.is("bfq.asym_request_size", "on");
+        self.sw_kblockd = ctx.switches.is("blk_mq.insert_run", "kblockd");
     }
 
     #[inline]
@@ -681,13 +686,22 @@ impl Elevator for Bfq {
     /// The idle-slice timer, the delayed queue re-run, and the moment the
     /// lock frees if requests wait (and a run is under way).
     fn next_run(&self) -> Option<Ns> {
-        let lock = (self.held > 0 && self.run.pending && self.lock_free_at > self.now)
-            .then_some(self.lock_free_at);
-        [lock, self.idle_timer, self.delayed_run()]
+        [self.run_resumes_at(), self.idle_timer, self.delayed_run()]
             .into_iter()
             .flatten()
             .filter(|&t| t > self.now)
             .min()
+    }
+
+    /// A run is under way, or the delayed re-run is due ([`run`]).
+    fn wants_run(&self, now: Ns) -> bool {
+        self.run.pending || self.delayed_run().is_some_and(|t| now >= t)
+    }
+
+    /// The moment the lock frees if requests wait and a run is under way.
+    fn run_resumes_at(&self) -> Option<Ns> {
+        (self.held > 0 && self.run.pending && self.lock_free_at > self.now)
+            .then_some(self.lock_free_at)
     }
 
     fn set_tunable(&mut self, name: &str, value: &str) -> Result<(), String> {

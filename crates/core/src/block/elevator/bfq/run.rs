@@ -29,7 +29,19 @@
 //! So while the queue in service idles, another group's queued request is
 //! injected at the next insertion or at the 3 ms re-run, not at every
 //! completion. [`Bfq::may_run`] keeps a dispatch offered at any other moment
-//! from reaching bfq; the simulator's blk-mq is unchanged.
+//! from reaching bfq.
+//!
+//! The insertion's run and `bfq_schedule_dispatch`'s are asynchronous
+//! (`blk_mq_run_hw_queue(hctx, true)` / `blk_mq_run_hw_queues(q, true)`):
+//! `__blk_mq_delay_run_hw_queue` (6.1) / `blk_mq_delay_run_hw_queue` (6.12)
+//! queue `hctx->run_work` on kblockd with delay 0 through
+//! `kblockd_mod_delayed_work_on`, i.e. `mod_delayed_work`, which moves a
+//! pending delayed re-run to now: the 3 ms re-run is *replaced* by the
+//! immediate run, and re-armed 3 ms after that run's empty pass. So a
+//! request held while the queue in service keeps coming back waits for
+//! the end of that queue's slot, not for the next 3 ms mark. With switch
+//! `blk_mq.insert_run = inline` (the earlier simplification) the pending
+//! re-run stays where it is.
 
 use super::*;
 
@@ -50,13 +62,25 @@ impl Bfq {
     /// A hardware-queue run starts (`blk_mq_run_hw_queue` after an
     /// insertion).
     pub(super) fn run_hw_queue(&mut self) {
-        self.run.pending = true;
+        self.async_run();
     }
 
     /// `bfq_schedule_dispatch`: run the queue if requests are queued.
     pub(super) fn schedule_dispatch(&mut self) {
         if self.held > 0 {
-            self.run.pending = true;
+            self.async_run();
+        }
+    }
+
+    /// An asynchronous run with no delay: `kblockd_mod_delayed_work_on(cpu,
+    /// &hctx->run_work, 0)` (block/blk-core.c → `mod_delayed_work_on`,
+    /// kernel/workqueue.c) takes a pending delayed re-run's timer off and
+    /// queues the work at once, so the delayed re-run is gone (switch
+    /// `blk_mq.insert_run = kblockd`); `inline` keeps it.
+    fn async_run(&mut self) {
+        self.run.pending = true;
+        if self.sw_kblockd {
+            self.run.delayed_at = None;
         }
     }
 

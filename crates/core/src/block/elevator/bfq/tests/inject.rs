@@ -205,3 +205,75 @@ fn think_time_flips_reset_the_inject_limit_until_a_base_time_exists() {
     h.bfq.queues[qa as usize].inject_limit = 3;
     assert_eq!(flip(&mut h, 900, slice_idle, 40_000), (false, 3, 700));
 }
+
+/// An insertion's asynchronous run (`blk_mq_run_hw_queue(hctx, true)` →
+/// `kblockd_mod_delayed_work_on(.., 0)`, i.e. `mod_delayed_work`) replaces
+/// the pending 3 ms re-run: while the queue in service comes back before
+/// each re-run would fire, a request that was held stays held (switch
+/// `blk_mq.insert_run = kblockd`, every kernel profile). With `inline` (the
+/// earlier simplification) the re-run stays at 3 ms and injects it then.
+#[test]
+fn an_asynchronous_run_replaces_the_pending_3ms_rerun() {
+    for insert_run in ["kblockd", "inline"] {
+        let (mut h, a, b) = two_groups();
+        h.sw.set("blk_mq.insert_run", insert_run).unwrap();
+        let kblockd = insert_run == "kblockd";
+        let ra = h.read(0, a);
+        let rb = h.read(1, b);
+        assert_eq!(h.disp(), Some(ra));
+        // B's request is held (A's request in the drive, limit 0) and the
+        // empty pass arms the re-run 3 jiffies on (HZ 1000)
+        assert_eq!(h.disp(), None);
+        assert_eq!(h.bfq.run.delayed_at, Some(3 * NSEC_PER_MSEC));
+        let qa = queue_of(&h, 0, a);
+        let qb = queue_of(&h, 1, b);
+        h.advance_us(10);
+        h.bfq.queues[qa as usize].inject_limit = 1;
+        h.done(ra);
+        assert!(h.bfq.queues[qa as usize].wait_request, "A idles");
+        // A's next request at 1 ms: its insertion's run takes the pending
+        // re-run's place (kblockd) or leaves it (inline)
+        h.now = NSEC_PER_MSEC;
+        let ra2 = h.read(0, a);
+        let pending = h.bfq.run.delayed_at;
+        assert_eq!(
+            pending,
+            (!kblockd).then_some(3 * NSEC_PER_MSEC),
+            "{insert_run}"
+        );
+        assert_eq!(h.disp(), Some(ra2), "A's own request");
+        // next pass: one request in the drive against a limit of 1: held;
+        // the empty pass re-arms 3 jiffies from now only if none is pending
+        assert_eq!(h.disp(), None);
+        let rerun_ms = if kblockd { 4 } else { 3 };
+        assert_eq!(h.bfq.run.delayed_at, Some(rerun_ms * NSEC_PER_MSEC));
+        h.advance_us(10);
+        h.done(ra2);
+        assert!(h.bfq.queues[qa as usize].wait_request, "A idles again");
+        // at 3 ms A's drive is empty: the inline re-run fires and injects
+        // B's request; under kblockd no run is due and it stays held
+        h.now = 3 * NSEC_PER_MSEC;
+        if !kblockd {
+            assert_eq!(h.disp(), Some(rb), "injected at the 3 ms re-run");
+            assert!(h.bfq.rqs_injected);
+            continue;
+        }
+        assert_eq!(h.disp(), None, "no run is due at 3 ms");
+        assert_eq!(h.bfq.queues[qb as usize].dispatched, 0);
+        // A comes back at 3.5 ms: dispatched, and the re-run moves to 6 ms
+        h.now = 3_500_000;
+        let ra3 = h.read(0, a);
+        assert_eq!(h.bfq.run.delayed_at, None, "replaced by the run now");
+        assert_eq!(h.disp(), Some(ra3));
+        assert_eq!(h.disp(), None, "B still held");
+        assert_eq!(h.bfq.run.delayed_at, Some(6 * NSEC_PER_MSEC));
+        // A's completion makes no run (A idles: bfq_completed_request
+        // returns before bfq_schedule_dispatch); the 6 ms re-run finds A's
+        // drive empty and injects the held request
+        h.advance_us(10);
+        h.done(ra3);
+        h.now = 6 * NSEC_PER_MSEC;
+        assert_eq!(h.disp(), Some(rb), "injected at the re-run");
+        assert_eq!(h.bfq.in_service, Some(qa), "A stays in service");
+    }
+}

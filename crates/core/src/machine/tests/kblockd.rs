@@ -1,0 +1,78 @@
+//! kblockd's queue runs (`machine::kblockd`): on a host with CPUs and
+//! switch `blk_mq.insert_run = kblockd`, an insertion into an I/O
+//! scheduler does not dispatch in the submitter's call; a kblockd kworker,
+//! woken by it, runs the queue once it has a CPU.
+
+use super::host_cpus::{host, WAKE_NS};
+use super::*;
+use crate::drivers::loop_dev::LoopSpec;
+use crate::sim::cpus::HostCpus;
+
+const WORKER_NS: u64 = 4_000;
+const KBLOCKD_NS: u64 = 3_000;
+
+/// One QD1 reader on a tmpfs loop device under mq-deadline, on one CPU
+/// with wake-up preemption; returns its I/Os in the 1 s run and its clat's
+/// minimum.
+fn qd1(insert_run: &str, cpus: u32) -> (u64, u64) {
+    let mut d = nullb_dev(0, 128);
+    d.info.name = "loop0".into();
+    d.info.major = 7;
+    d.scheduler = "mq-deadline".into();
+    d.model = ModelSpec::Loop(LoopSpec {
+        backing: Some("tmpfs".into()),
+        worker_ns: WORKER_NS as i64,
+        ..LoopSpec::default()
+    });
+    let mut cfg = config(
+        vec![d],
+        vec![(job("a", RwPattern::RandRead, 4096, 1, 1), "/")],
+    );
+    cfg.switches.set("blk_mq.insert_run", insert_run).unwrap();
+    if cpus > 0 {
+        cfg.cpu.cpus = HostCpus {
+            wakeup_preempt: true,
+            kblockd_ns: KBLOCKD_NS,
+            ..host(cpus)
+        };
+    }
+    let r = Sim::new(cfg, Tracer::default()).unwrap().run();
+    let d = &r.jobs[0].stats.dirs[0];
+    (d.total_ios, d.clat.stat.min)
+}
+
+#[test]
+fn an_insertion_is_dispatched_by_the_kblockd_kworker() {
+    // inline: the job submits (2 µs) and dispatches in its own call; the
+    // worker, woken, preempts it at the call's end (2.5 µs) and copies
+    // (4 µs), completing the request before the job is switched back in
+    // (2.5 µs), which then reaps nothing more: 11 µs a request, and the
+    // request is done when fio's clat starts
+    let inline_ns = 2_000 + WAKE_NS + WORKER_NS + WAKE_NS;
+    let (ios, clat_min) = qd1("inline", 1);
+    let want = 1e9 / inline_ns as f64;
+    assert!((ios as f64 / want - 1.0).abs() < 0.01, "{ios} vs {want:.0}");
+    assert_eq!(clat_min, 0);
+    // kblockd: the submit call only queues the run and wakes the kworker,
+    // which preempts the job at the end of its call and pays its wake-up
+    // and its run (2.5 + 3 µs) before the request reaches the driver; the
+    // request is no longer done when the call returns (clat > 0). At least
+    // those 5.5 µs more per request, at most one more switch (2.5 µs) and
+    // the reap (1 µs) besides
+    let (ios, clat_min) = qd1("kblockd", 1);
+    let per_io = 1e9 / ios as f64;
+    let hop = (WAKE_NS + KBLOCKD_NS) as f64;
+    let extra = per_io - inline_ns as f64;
+    assert!(
+        extra >= hop * 0.99 && extra <= (hop + WAKE_NS as f64 + 1_000.0) * 1.01,
+        "{per_io:.0} ns per request, {extra:.0} more than inline"
+    );
+    assert!(clat_min >= WORKER_NS, "clat min {clat_min}");
+}
+
+#[test]
+fn the_free_host_runs_the_queue_inline_whatever_the_switch() {
+    // no CPUs: no kernel thread to hop to; only the 3 ms re-run's
+    // replacement (bfq) depends on the switch
+    assert_eq!(qd1("kblockd", 0), qd1("inline", 0));
+}
