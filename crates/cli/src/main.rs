@@ -242,6 +242,11 @@ struct ConformanceArgs {
     /// experiment: the judged figures use the default (off).
     #[arg(long)]
     sim_wakeup_preempt: bool,
+    /// Leave every file the QEMU guest sends back for a case (fio's JSON,
+    /// the iocost trace, io.stat) in DIR/KERNEL/CASE/, to read the raw
+    /// per-period traces.
+    #[arg(long, value_name = "DIR")]
+    guest_files: Option<std::path::PathBuf>,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -703,6 +708,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     loop_as: a.sim_loop,
                     wakeup_preempt: a.sim_wakeup_preempt,
                 },
+                guest_files: a.guest_files,
                 show: a.show,
                 kernel: a.kernel,
                 list_kernels: a.list_kernels,

@@ -193,6 +193,9 @@ pub fn run_kernel(
         .and_then(|c| RawSpeed::from_fio_json(&String::from_utf8_lossy(&c.stdout)).ok());
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
+        if let (Some(dir), Some(r)) = (&opts.guest_files, run.case(&format!("case{i}"))) {
+            keep_guest_files(&dir.join(name).join(&c.name), r).map_err(VmFailure::Failed)?;
+        }
         let guest = match (&lacking[i], run.case(&format!("case{i}"))) {
             (Some(why), _) => Err(HostError::NotRunnable(why.clone())),
             (None, None) => Err(HostError::Failed(
@@ -323,6 +326,27 @@ fn guest_runs(
         },
         rotational,
     ))
+}
+
+/// Write every file the guest sent back for a case, and its stdout and
+/// stderr, into `dir` (created; files of an earlier run there are
+/// replaced). A name outside [A-Za-z0-9._-] (which the guest's runner does
+/// not send) is refused rather than written outside `dir`.
+fn keep_guest_files(dir: &std::path::Path, r: &blklab_vm::CaseResult) -> Result<(), String> {
+    let fail = |p: &std::path::Path, e: std::io::Error| format!("--guest-files: {}: {e}", p.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+    let std_files = [("stdout", &r.stdout), ("stderr", &r.stderr)];
+    for (f, bytes) in r.files.iter().map(|(f, b)| (f.as_str(), b)).chain(std_files) {
+        let plain = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+        if f.is_empty() || f.starts_with('.') || !f.chars().all(plain) {
+            return Err(format!("--guest-files: the guest sent a file named {f:?}"));
+        }
+        let p = dir.join(f);
+        let tmp = dir.join(format!(".{f}.tmp"));
+        std::fs::write(&tmp, bytes).map_err(|e| fail(&tmp, e))?;
+        std::fs::rename(&tmp, &p).map_err(|e| fail(&p, e))?;
+    }
+    Ok(())
 }
 
 /// The text of file `f` the guest left for the case, if any.
