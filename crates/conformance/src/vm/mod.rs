@@ -333,10 +333,16 @@ fn guest_runs(
 /// replaced). A name outside [A-Za-z0-9._-] (which the guest's runner does
 /// not send) is refused rather than written outside `dir`.
 fn keep_guest_files(dir: &std::path::Path, r: &blklab_vm::CaseResult) -> Result<(), String> {
-    let fail = |p: &std::path::Path, e: std::io::Error| format!("--guest-files: {}: {e}", p.display());
+    let fail =
+        |p: &std::path::Path, e: std::io::Error| format!("--guest-files: {}: {e}", p.display());
     std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
     let std_files = [("stdout", &r.stdout), ("stderr", &r.stderr)];
-    for (f, bytes) in r.files.iter().map(|(f, b)| (f.as_str(), b)).chain(std_files) {
+    for (f, bytes) in r
+        .files
+        .iter()
+        .map(|(f, b)| (f.as_str(), b))
+        .chain(std_files)
+    {
         let plain = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
         if f.is_empty() || f.starts_with('.') || !f.chars().all(plain) {
             return Err(format!("--guest-files: the guest sent a file named {f:?}"));
