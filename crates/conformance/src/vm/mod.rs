@@ -484,6 +484,48 @@ fn depth_changes(series: &str, case: &Case, rep: u32) -> Vec<String> {
 mod tests {
     use super::*;
 
+    fn guest_case(files: &[(&str, &str)]) -> blklab_vm::CaseResult {
+        blklab_vm::CaseResult {
+            name: "case0".into(),
+            outcome: CaseOutcome::Exited { status: 0 },
+            stdout: b"out".to_vec(),
+            stderr: b"err".to_vec(),
+            files: files
+                .iter()
+                .map(|(f, t)| (f.to_string(), t.as_bytes().to_vec()))
+                .collect(),
+            virtual_elapsed_ms: None,
+            wall_secs: None,
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn guest_files_are_kept_under_their_names_and_odd_names_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d
+            .path()
+            .join("built-6.1-hz1000")
+            .join("capped-qos-iocost-on");
+        let r = guest_case(&[("iocost.r0.trace", "a\n"), ("job0.r0.json", "{}")]);
+        keep_guest_files(&dir, &r).unwrap();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        assert_eq!(read("iocost.r0.trace"), "a\n");
+        assert_eq!(read("job0.r0.json"), "{}");
+        assert_eq!(
+            (read("stdout"), read("stderr")),
+            ("out".into(), "err".into())
+        );
+        // a second run replaces, and leaves no temporary file behind
+        keep_guest_files(&dir, &guest_case(&[("iocost.r0.trace", "b")])).unwrap();
+        assert_eq!(read("iocost.r0.trace"), "b");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+        for bad in ["../x", ".hidden", "a/b", ""] {
+            let e = keep_guest_files(&dir, &guest_case(&[(bad, "x")])).unwrap_err();
+            assert!(e.contains("the guest sent a file named"), "{e}");
+        }
+    }
+
     #[test]
     fn io_stat_fields_and_depth_changes_from_the_sampler() {
         let line = "7:2 rbytes=1 use_delay=7 delay_nsec=0 missed=0 total=0 depth=1";

@@ -369,11 +369,29 @@ mod tests {
                 "{s}"
             );
         }
+        // the whole iocost trace too, with the per-cgroup events on and off
+        // around each repetition
+        assert!(s.contains(&format!(
+            "grep -v '^#' $T/trace > \"$BLKLAB_OUT/{}\"",
+            iocost_trace_file(1)
+        )));
+        assert_eq!(
+            s.matches("do echo 1 > $T/events/iocost/$_e/enable").count(),
+            2
+        );
+        assert_eq!(
+            s.matches("do echo 0 > $T/events/iocost/$_e/enable").count(),
+            2
+        );
+        assert!(s.contains("iocost_inuse_transfer"));
         // enabled before the jobs start, cleared per repetition
         let on = s
-            .find("events/iocost/iocost_ioc_vrate_adj/enable\necho 1 > $T/tracing_on")
+            .find("echo 1 > $T/events/iocost/iocost_ioc_vrate_adj/enable")
             .unwrap();
-        assert!(on < s.find("blk_barrier_release").unwrap());
+        let iocg_on = s.find("do echo 1 > $T/events/iocost/$_e/enable").unwrap();
+        let tracing_on = s.find("echo 1 > $T/tracing_on").unwrap();
+        assert!(on < iocg_on && iocg_on < tracing_on);
+        assert!(tracing_on < s.find("blk_barrier_release").unwrap());
         assert_eq!(s.matches("echo > $T/trace").count(), 2);
         assert!(!script("capped-qos-iocost-off").contains("tracing"));
     }
