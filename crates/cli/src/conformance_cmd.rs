@@ -21,6 +21,8 @@ pub struct Args {
     /// How the simulator expresses the host (`--sim-cpus`,
     /// `--sim-capped-disk`, `--sim-loop`).
     pub sim: sim::SimChoices,
+    /// `--guest-files DIR`.
+    pub guest_files: Option<std::path::PathBuf>,
     pub show: bool,
     /// `host`, a kernel of `--list-kernels`, or `all`.
     pub kernel: String,
@@ -175,6 +177,7 @@ pub fn main(a: &Args) -> u8 {
         sim_only: a.sim_only,
         real_side: RealSide::Host,
         sim: a.sim,
+        guest_files: a.guest_files.clone(),
     };
     let mut status = exit::OK;
     for k in &kernels {

@@ -248,6 +248,11 @@ struct ConformanceArgs {
     /// judged figures use the default (0).
     #[arg(long, default_value_t = 0)]
     sim_kblockd: u64,
+    /// Leave every file the QEMU guest sends back for a case (fio's JSON,
+    /// the iocost trace, io.stat) in DIR/KERNEL/CASE/, to read the raw
+    /// per-period traces.
+    #[arg(long, value_name = "DIR")]
+    guest_files: Option<std::path::PathBuf>,
     /// Print the scenario the simulator runs for each case, and exit.
     #[arg(long)]
     show: bool,
@@ -717,6 +722,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
                 },
+                guest_files: a.guest_files,
                 show: a.show,
                 kernel: a.kernel,
                 list_kernels: a.list_kernels,

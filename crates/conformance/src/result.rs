@@ -19,6 +19,10 @@ pub struct Options {
     /// How the simulator expresses the host: `[host] cpus` (`--sim-cpus`;
     /// 0 = the free host), the capped disk and the loop device.
     pub sim: crate::sim::SimChoices,
+    /// Where to leave every file a QEMU guest sent back for each case
+    /// (`--guest-files DIR`: DIR/KERNEL/CASE/FILE), for reading the raw
+    /// traces; `None` keeps nothing.
+    pub guest_files: Option<std::path::PathBuf>,
 }
 
 /// A case's outcome.

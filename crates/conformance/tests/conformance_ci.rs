@@ -35,6 +35,7 @@ fn run(e: &env::HostEnv, names: &[&str], repeat: u32) -> Vec<conformance::CaseRe
         sim_only: false,
         real_side: conformance::RealSide::Host,
         sim: Default::default(),
+        guest_files: None,
     };
     let mut raw = None;
     conformance::run_all(

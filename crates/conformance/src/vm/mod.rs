@@ -193,6 +193,9 @@ pub fn run_kernel(
         .and_then(|c| RawSpeed::from_fio_json(&String::from_utf8_lossy(&c.stdout)).ok());
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
+        if let (Some(dir), Some(r)) = (&opts.guest_files, run.case(&format!("case{i}"))) {
+            keep_guest_files(&dir.join(name).join(&c.name), r).map_err(VmFailure::Failed)?;
+        }
         let guest = match (&lacking[i], run.case(&format!("case{i}"))) {
             (Some(why), _) => Err(HostError::NotRunnable(why.clone())),
             (None, None) => Err(HostError::Failed(
@@ -325,6 +328,33 @@ fn guest_runs(
     ))
 }
 
+/// Write every file the guest sent back for a case, and its stdout and
+/// stderr, into `dir` (created; files of an earlier run there are
+/// replaced). A name outside [A-Za-z0-9._-] (which the guest's runner does
+/// not send) is refused rather than written outside `dir`.
+fn keep_guest_files(dir: &std::path::Path, r: &blklab_vm::CaseResult) -> Result<(), String> {
+    let fail =
+        |p: &std::path::Path, e: std::io::Error| format!("--guest-files: {}: {e}", p.display());
+    std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+    let std_files = [("stdout", &r.stdout), ("stderr", &r.stderr)];
+    for (f, bytes) in r
+        .files
+        .iter()
+        .map(|(f, b)| (f.as_str(), b))
+        .chain(std_files)
+    {
+        let plain = |c: char| c.is_ascii_alphanumeric() || "._-".contains(c);
+        if f.is_empty() || f.starts_with('.') || !f.chars().all(plain) {
+            return Err(format!("--guest-files: the guest sent a file named {f:?}"));
+        }
+        let p = dir.join(f);
+        let tmp = dir.join(format!(".{f}.tmp"));
+        std::fs::write(&tmp, bytes).map_err(|e| fail(&tmp, e))?;
+        std::fs::rename(&tmp, &p).map_err(|e| fail(&p, e))?;
+    }
+    Ok(())
+}
+
 /// The text of file `f` the guest left for the case, if any.
 fn guest_file(r: &blklab_vm::CaseResult, f: &str) -> Option<String> {
     r.files
@@ -453,6 +483,48 @@ fn depth_changes(series: &str, case: &Case, rep: u32) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn guest_case(files: &[(&str, &str)]) -> blklab_vm::CaseResult {
+        blklab_vm::CaseResult {
+            name: "case0".into(),
+            outcome: CaseOutcome::Exited { status: 0 },
+            stdout: b"out".to_vec(),
+            stderr: b"err".to_vec(),
+            files: files
+                .iter()
+                .map(|(f, t)| (f.to_string(), t.as_bytes().to_vec()))
+                .collect(),
+            virtual_elapsed_ms: None,
+            wall_secs: None,
+            problems: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn guest_files_are_kept_under_their_names_and_odd_names_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d
+            .path()
+            .join("built-6.1-hz1000")
+            .join("capped-qos-iocost-on");
+        let r = guest_case(&[("iocost.r0.trace", "a\n"), ("job0.r0.json", "{}")]);
+        keep_guest_files(&dir, &r).unwrap();
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        assert_eq!(read("iocost.r0.trace"), "a\n");
+        assert_eq!(read("job0.r0.json"), "{}");
+        assert_eq!(
+            (read("stdout"), read("stderr")),
+            ("out".into(), "err".into())
+        );
+        // a second run replaces, and leaves no temporary file behind
+        keep_guest_files(&dir, &guest_case(&[("iocost.r0.trace", "b")])).unwrap();
+        assert_eq!(read("iocost.r0.trace"), "b");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 4);
+        for bad in ["../x", ".hidden", "a/b", ""] {
+            let e = keep_guest_files(&dir, &guest_case(&[(bad, "x")])).unwrap_err();
+            assert!(e.contains("the guest sent a file named"), "{e}");
+        }
+    }
 
     #[test]
     fn io_stat_fields_and_depth_changes_from_the_sampler() {

@@ -53,6 +53,26 @@ pub fn qos_trace_file(rep: u32) -> String {
     format!("vrate_adj.r{rep}.trace")
 }
 
+/// The file a repetition's whole iocost trace is left in: the
+/// `iocost_ioc_vrate_adj` lines and the per-cgroup events of each period
+/// (`IOCG_EVENTS`), for reading the QoS loop period by period
+/// (`--guest-files`); the harness itself reads only the vrate lines.
+pub fn iocost_trace_file(rep: u32) -> String {
+    format!("iocost.r{rep}.trace")
+}
+
+/// blk-iocost's per-cgroup tracepoints (include/trace/events/iocost.h)
+/// captured beside `iocost_ioc_vrate_adj`: a group's activation and going
+/// idle, and the period's inuse changes (shortage resets, donations, the
+/// issue path's raise). A few lines per group and period; a kernel without
+/// one of them skips it.
+const IOCG_EVENTS: &str = "iocost_iocg_activate iocost_iocg_idle iocost_inuse_shortage iocost_inuse_transfer iocost_inuse_adjust iocost_iocg_forgive_debt";
+
+/// The shell loop writing `on` (1 or 0) to every `IOCG_EVENTS` enable file.
+fn iocg_events(on: u8) -> String {
+    format!("for _e in {IOCG_EVENTS}; do echo {on} > $T/events/iocost/$_e/enable 2>/dev/null || true; done\n")
+}
+
 /// A group's name in file names: its path below the case's parent group
 /// with `/` as `_` and anything outside [A-Za-z0-9._-] as `_` (the names the
 /// guest's runner sends); the parent group itself is `root`.
@@ -219,7 +239,8 @@ echo +io > "$P/cgroup.subtree_control""#,
             // millisecond long over the whole run
             let _ = writeln!(
                 s,
-                "T={TRACEFS}\necho 0 > $T/tracing_on\necho 8192 > $T/buffer_size_kb\necho > $T/trace\necho 1 > $T/events/iocost/iocost_ioc_vrate_adj/enable\necho 1 > $T/tracing_on"
+                "T={TRACEFS}\necho 0 > $T/tracing_on\necho 8192 > $T/buffer_size_kb\necho > $T/trace\necho 1 > $T/events/iocost/iocost_ioc_vrate_adj/enable\n{}echo 1 > $T/tracing_on",
+                iocg_events(1)
             );
         }
         for (i, j) in case.jobs.iter().enumerate() {
@@ -287,8 +308,10 @@ echo +io > "$P/cgroup.subtree_control""#,
         if case.trace_qos {
             let _ = writeln!(
                 s,
-                "echo 0 > $T/tracing_on\necho 0 > $T/events/iocost/iocost_ioc_vrate_adj/enable\ngrep iocost_ioc_vrate_adj $T/trace > \"$BLKLAB_OUT/{}\" || true",
-                qos_trace_file(r)
+                "echo 0 > $T/tracing_on\necho 0 > $T/events/iocost/iocost_ioc_vrate_adj/enable\n{}grep iocost_ioc_vrate_adj $T/trace > \"$BLKLAB_OUT/{}\" || true\ngrep -v '^#' $T/trace > \"$BLKLAB_OUT/{}\" || true",
+                iocg_events(0),
+                qos_trace_file(r),
+                iocost_trace_file(r)
             );
         }
     }
@@ -346,11 +369,29 @@ mod tests {
                 "{s}"
             );
         }
+        // the whole iocost trace too, with the per-cgroup events on and off
+        // around each repetition
+        assert!(s.contains(&format!(
+            "grep -v '^#' $T/trace > \"$BLKLAB_OUT/{}\"",
+            iocost_trace_file(1)
+        )));
+        assert_eq!(
+            s.matches("do echo 1 > $T/events/iocost/$_e/enable").count(),
+            2
+        );
+        assert_eq!(
+            s.matches("do echo 0 > $T/events/iocost/$_e/enable").count(),
+            2
+        );
+        assert!(s.contains("iocost_inuse_transfer"));
         // enabled before the jobs start, cleared per repetition
         let on = s
-            .find("events/iocost/iocost_ioc_vrate_adj/enable\necho 1 > $T/tracing_on")
+            .find("echo 1 > $T/events/iocost/iocost_ioc_vrate_adj/enable")
             .unwrap();
-        assert!(on < s.find("blk_barrier_release").unwrap());
+        let iocg_on = s.find("do echo 1 > $T/events/iocost/$_e/enable").unwrap();
+        let tracing_on = s.find("echo 1 > $T/tracing_on").unwrap();
+        assert!(on < iocg_on && iocg_on < tracing_on);
+        assert!(tracing_on < s.find("blk_barrier_release").unwrap());
         assert_eq!(s.matches("echo > $T/trace").count(), 2);
         assert!(!script("capped-qos-iocost-off").contains("tracing"));
     }

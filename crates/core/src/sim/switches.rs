@@ -35,6 +35,16 @@ pub const SWITCHES: &[SwitchDef] = &[
                (2026 fix 'fix busy_level reset when no IOs complete'). off = kernels before the fix.",
     },
     SwitchDef {
+        name: "iocost.trace_vrate",
+        values: &["base", "vtime-rate"],
+        default: "base",
+        help: "What iocost_ioc_vrate_adj reports as vrate (trace output only): 'base' = v6.2+ (63c9eac4b6d7 \
+               'blk-iocost: Trace vtime_base_rate instead of vtime_rate': the old vrate is vtime_base_rate, \
+               and a period that holds vrate reports it too), 'vtime-rate' = v5.10..v6.1 (the old vrate, and \
+               a held period's new vrate, are ioc->vtime_rate: the base rate plus the vtime_err compensation \
+               of ioc_refresh_vrate, up to twice the base; checked in Debian's 6.1.176 source).",
+    },
+    SwitchDef {
         name: "throttle.wait",
         values: &["current", "joint-fifo-min-wait", "joint-fifo", "slice-capped", "pre-2018"],
         default: "current",
@@ -137,6 +147,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
+            ("iocost.trace_vrate", "vtime-rate"),
             ("throttle.wait", "joint-fifo"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -150,7 +161,9 @@ pub const PROFILES: &[KernelProfile] = &[
                 6.1.176 source): bytes and IO charged together, the iops check skipped while the bps check \
                 fails, unsigned carryover (a debt at a limit change lets bios through), no minimum iops \
                 wait, REQ_META throttled like any bio. CONFIG_BLK_DEV_THROTTLING_LOW is off in Debian's 6.1, \
-                so every device has HZ/10 slices.",
+                so every device has HZ/10 slices. iocost_ioc_vrate_adj still reports vtime_rate \
+                (iocost.trace_vrate=vtime-rate): the QEMU guests' 6.1 traces show vrates up to twice the \
+                base rate.",
     },
     KernelProfile {
         name: "6.12",
@@ -158,6 +171,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
+            ("iocost.trace_vrate", "base"),
             ("throttle.wait", "joint-fifo-min-wait"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -181,6 +195,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
+            ("iocost.trace_vrate", "base"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -199,6 +214,7 @@ pub const PROFILES: &[KernelProfile] = &[
         values: &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "on"),
+            ("iocost.trace_vrate", "base"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),

@@ -1,7 +1,9 @@
 //! Tracepoint payloads of include/trace/events/iocost.h (TRACE_SYSTEM iocost),
 //! as their TP_printk formats print them. vrate fields carry
-//! `vtime_base_rate` (kernels since "Trace vtime_base_rate instead of
-//! vtime_rate", ~v6.2). Strings are built only when tracing is on.
+//! `vtime_base_rate` (kernels since 63c9eac4b6d7 "blk-iocost: Trace
+//! vtime_base_rate instead of vtime_rate", v6.2), or `vtime_rate` as 6.1 and
+//! earlier print it (`iocost.trace_vrate`). Strings are built only when
+//! tracing is on.
 //!
 //! Two simulator-only events (system `blklab`) sit next to them:
 //! `iocost_ioc_vrate_adj_pct` repeats iocost_ioc_vrate_adj with the vrates as
@@ -22,6 +24,18 @@ pub fn vrate_pct_str(v: u64) -> String {
 }
 
 impl IoCost {
+    /// The vrate `iocost_ioc_vrate_adj` reports as the old one, and as the
+    /// new one in a period that holds vrate: `vtime_base_rate` since
+    /// 63c9eac4b6d7 (v6.2), `vtime_rate` (the base plus the vtime_err
+    /// compensation of `ioc_refresh_vrate`) before (`iocost.trace_vrate`).
+    pub(crate) fn traced_vrate(&self, ctx: &Ctx) -> u64 {
+        if ctx.switches.is("iocost.trace_vrate", "vtime-rate") {
+            self.vtime_rate
+        } else {
+            self.vtime_base_rate
+        }
+    }
+
     /// `iocost_ioc_vrate_adj` (+ the percentage companion event).
     pub(crate) fn trace_vrate_adj(
         &self,
@@ -36,7 +50,7 @@ impl IoCost {
             return;
         }
         let dev = &self.dev_name;
-        let old = self.vtime_base_rate;
+        let old = self.traced_vrate(ctx);
         let busy = self.busy_level;
         let tail = format!(
             "busy={busy} missed_ppm={}:{} rq_wait_pct={rq_wait_pct} lagging={nr_lagging} shortages={nr_shortages}",

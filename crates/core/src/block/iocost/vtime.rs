@@ -167,14 +167,8 @@ impl IoCost {
         let (vmin, vmax) = (self.vrate_min, self.vrate_max);
         if self.busy_level == 0 || (self.busy_level < 0 && nr_lagging != 0) {
             if self.busy_level != prev_busy_level || nr_lagging != 0 {
-                self.trace_vrate_adj(
-                    ctx,
-                    vrate,
-                    missed_ppm,
-                    rq_wait_pct,
-                    nr_lagging,
-                    nr_shortages,
-                );
+                let held = self.traced_vrate(ctx);
+                self.trace_vrate_adj(ctx, held, missed_ppm, rq_wait_pct, nr_lagging, nr_shortages);
             }
             return;
         }

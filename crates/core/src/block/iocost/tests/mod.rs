@@ -414,5 +414,6 @@ fn hweights_flat_and_nested() {
 mod harness;
 use harness::Shared;
 mod shares;
+mod trace_vrate;
 mod vrate_comp;
 mod warm;
