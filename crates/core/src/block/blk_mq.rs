@@ -41,8 +41,9 @@ pub(crate) trait BlkMq: BlkHost {
                 let mut ctx = dev_ctx!(b, now, d);
                 d.st.throttle.submit(&mut ctx, id, b.bios.get_mut(id))
             };
-            self.rearm_throttle(dev);
             if held {
+                // only a held bio arms timers: otherwise the request stands
+                self.rearm_throttle(dev);
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
                 probe_throtl(self.blk(), now, id, false);
