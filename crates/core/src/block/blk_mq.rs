@@ -190,8 +190,10 @@ pub(crate) trait BlkMq: BlkHost {
         let r = b.reqs.get(rq);
         let bio = b.bios.get_mut(id);
         d.st.diskstats.merged(bio.op);
-        for q in d.st.qos.iter_mut() {
-            q.merge(&mut ctx, r, bio);
+        if !d.st.qos_idle {
+            for q in d.st.qos.iter_mut() {
+                q.merge(&mut ctx, r, bio);
+            }
         }
         true
     }
@@ -200,7 +202,9 @@ pub(crate) trait BlkMq: BlkHost {
     fn qos_throttle(&mut self, dev: DevId, id: BioId) {
         let now = self.now();
         let start = self.blk().bios.get(id).qos_pos as usize;
-        let n = self.blk().devs[dev as usize].st.qos.len();
+        let st = &self.blk().devs[dev as usize].st;
+        // an idle chain: every member would let the bio go, arming nothing
+        let n = if st.qos_idle { 0 } else { st.qos.len() };
         for i in start..n {
             let verdict = {
                 let b = self.blk();
@@ -285,8 +289,10 @@ pub(crate) trait BlkMq: BlkHost {
             let mut ctx = dev_ctx!(b, now, d);
             let r = b.reqs.get(rid);
             let bio = b.bios.get(id);
-            for q in d.st.qos.iter_mut() {
-                q.track(&mut ctx, r, bio);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.track(&mut ctx, r, bio);
+                }
             }
             d.st.elv.insert(&mut ctx, &mut b.reqs, rid);
         }
@@ -385,8 +391,10 @@ pub(crate) trait BlkMq: BlkHost {
                 b.bios.get_mut(bi).t_issue = now;
             }
             let r = b.reqs.get(rid);
-            for q in d.st.qos.iter_mut() {
-                q.issue(&mut ctx, r);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.issue(&mut ctx, r);
+                }
             }
             if d.st.in_device == 0 {
                 idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
@@ -443,8 +451,10 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
             d.st.elv.completed(&mut ctx, &b.reqs, rid);
-            for q in d.st.qos.iter_mut() {
-                q.done(&mut ctx, &rq, &mut released);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.done(&mut ctx, &rq, &mut released);
+                }
             }
         }
         // The tag is free and its sleepers woken (`blk_mq_free_request`)
@@ -456,7 +466,9 @@ pub(crate) trait BlkMq: BlkHost {
         }
         self.continue_released(dev, &mut released);
         self.blk().released = released;
-        self.rearm_qos(dev);
+        if !self.blk().devs[dev as usize].st.qos_idle {
+            self.rearm_qos(dev);
+        }
         self.run_queue(dev);
     }
 
@@ -476,10 +488,12 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
-            let mut ctx = dev_ctx!(b, now, d);
-            let bio = b.bios.get(id);
-            for q in d.st.qos.iter_mut() {
-                q.done_bio(&mut ctx, bio, released);
+            if !d.st.qos_idle {
+                let mut ctx = dev_ctx!(b, now, d);
+                let bio = b.bios.get(id);
+                for q in d.st.qos.iter_mut() {
+                    q.done_bio(&mut ctx, bio, released);
+                }
             }
         }
         let bio = b.bios.remove(id);
