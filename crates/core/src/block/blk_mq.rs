@@ -448,8 +448,10 @@ pub(crate) trait BlkMq: BlkHost {
         let now = self.now();
         let b = self.blk();
         let mut released = std::mem::take(&mut b.released);
-        let rq = b.reqs.remove(rid);
-        {
+        // the request is read where it lies and dropped there at the end of
+        // this block (nothing in it allocates a request)
+        let bios = {
+            let rq = b.reqs.get(rid);
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
@@ -457,18 +459,22 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
+            // the elevators do not look the finished request up
             d.st.elv.completed(&mut ctx, &b.reqs, rid);
             if !d.st.qos_idle {
                 for q in d.st.qos.iter_mut() {
-                    q.done(&mut ctx, &rq, &mut released);
+                    q.done(&mut ctx, rq, &mut released);
                 }
             }
-        }
+            let bios = std::mem::take(&mut b.reqs.get_mut(rid).bios);
+            b.reqs.free(rid);
+            bios
+        };
         // The tag is free and its sleepers woken (`blk_mq_free_request`)
         // in the same interrupt that ends the bios, before any task the
         // bios' completion wakes can run and ask for a tag.
         self.wake_tag_waiters(dev);
-        for &bi in &rq.bios {
+        for &bi in &bios {
             self.bio_endio(dev, bi, &mut released);
         }
         self.continue_released(dev, &mut released);
