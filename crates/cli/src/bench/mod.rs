@@ -268,7 +268,8 @@ pub fn reference_line(a: &BenchResult) -> String {
 pub struct Options {
     /// a = 4k randread QD32 on none+nullb, then the reference loop on its
     /// timeline; a-iocost, a-iomax = case a split over 2 cgroups (QD16
-    /// each) under iocost / an io.max that never binds; b = case a in each
+    /// each) under iocost / an io.max that never binds; a-2cg = the same split
+    /// with no controller (what the split alone costs); b = case a in each
     /// of 100 cgroups; scale = case b at each --scale count with none,
     /// iocost and io.max (cost per I/O); c = a long run (>= 50 M I/Os)
     #[arg(long, default_value = "a,b,c")]
@@ -317,11 +318,11 @@ pub fn main(o: &Options) -> anyhow::Result<()> {
                 println!("{}", reference_line(&r));
                 case_a = Some(r);
             }
-            "a-iocost" | "a-iomax" => {
-                let (name, ctl) = if c.trim() == "a-iocost" {
-                    ("a-iocost: 2 cgroups QD16, iocost", Ctl::IoCost)
-                } else {
-                    ("a-iomax: 2 cgroups QD16, io.max", Ctl::IoMax)
+            "a-iocost" | "a-iomax" | "a-2cg" => {
+                let (name, ctl) = match c.trim() {
+                    "a-iocost" => ("a-iocost: 2 cgroups QD16, iocost", Ctl::IoCost),
+                    "a-iomax" => ("a-iomax: 2 cgroups QD16, io.max", Ctl::IoMax),
+                    _ => ("a-2cg: 2 cgroups QD16, none", Ctl::None),
                 };
                 let r = run_shape(name, &shape(2, 16, o.a_seconds, ctl))?;
                 println!("{}{}", r.line(), vs_a(&r, &case_a));
@@ -336,7 +337,9 @@ pub fn main(o: &Options) -> anyhow::Result<()> {
             ),
             "scale" => scale(o, nrm)?,
             other => {
-                anyhow::bail!("bench: unknown case '{other}' (a, a-iocost, a-iomax, b, scale, c)")
+                anyhow::bail!(
+                    "bench: unknown case '{other}' (a, a-iocost, a-iomax, a-2cg, b, scale, c)"
+                )
             }
         }
     }

@@ -41,8 +41,9 @@ pub(crate) trait BlkMq: BlkHost {
                 let mut ctx = dev_ctx!(b, now, d);
                 d.st.throttle.submit(&mut ctx, id, b.bios.get_mut(id))
             };
-            self.rearm_throttle(dev);
             if held {
+                // only a held bio arms timers: otherwise the request stands
+                self.rearm_throttle(dev);
                 // blk_throtl_bio queued it: the submitter does not wait for it,
                 // the throttle's dispatch work submits it later.
                 probe_throtl(self.blk(), now, id, false);
@@ -175,11 +176,11 @@ pub(crate) trait BlkMq: BlkHost {
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
-        let bio = b.bios.get(id).clone();
         let merged = {
             let d = &mut b.devs[dev as usize];
             let mut ctx = dev_ctx!(b, now, d);
-            d.st.elv.bio_merge(&mut ctx, &mut b.reqs, id, &bio)
+            d.st.elv
+                .bio_merge(&mut ctx, &mut b.reqs, id, b.bios.get(id))
         };
         self.free_merged(dev);
         let Some(rq) = merged else { return false };
@@ -189,8 +190,10 @@ pub(crate) trait BlkMq: BlkHost {
         let r = b.reqs.get(rq);
         let bio = b.bios.get_mut(id);
         d.st.diskstats.merged(bio.op);
-        for q in d.st.qos.iter_mut() {
-            q.merge(&mut ctx, r, bio);
+        if !d.st.qos_idle {
+            for q in d.st.qos.iter_mut() {
+                q.merge(&mut ctx, r, bio);
+            }
         }
         true
     }
@@ -199,7 +202,9 @@ pub(crate) trait BlkMq: BlkHost {
     fn qos_throttle(&mut self, dev: DevId, id: BioId) {
         let now = self.now();
         let start = self.blk().bios.get(id).qos_pos as usize;
-        let n = self.blk().devs[dev as usize].st.qos.len();
+        let st = &self.blk().devs[dev as usize].st;
+        // an idle chain: every member would let the bio go, arming nothing
+        let n = if st.qos_idle { 0 } else { st.qos.len() };
         for i in start..n {
             let verdict = {
                 let b = self.blk();
@@ -284,8 +289,10 @@ pub(crate) trait BlkMq: BlkHost {
             let mut ctx = dev_ctx!(b, now, d);
             let r = b.reqs.get(rid);
             let bio = b.bios.get(id);
-            for q in d.st.qos.iter_mut() {
-                q.track(&mut ctx, r, bio);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.track(&mut ctx, r, bio);
+                }
             }
             d.st.elv.insert(&mut ctx, &mut b.reqs, rid);
         }
@@ -296,14 +303,21 @@ pub(crate) trait BlkMq: BlkHost {
 
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):
     /// the tag returns, rq_qos sees the request done, a tag waiter may go on.
+    /// Called twice per request, nearly always with nothing to free: the
+    /// check is inlined into the callers.
+    #[inline]
     fn free_merged(&mut self, dev: DevId) {
+        let mut freed = Vec::new();
+        self.blk().devs[dev as usize].st.elv.take_freed(&mut freed);
+        if !freed.is_empty() {
+            self.free_requests(dev, freed);
+        }
+    }
+
+    /// The freeing part of `free_merged`.
+    fn free_requests(&mut self, dev: DevId, freed: Vec<ReqId>) {
         let now = self.now();
         let b = self.blk();
-        let mut freed = Vec::new();
-        b.devs[dev as usize].st.elv.take_freed(&mut freed);
-        if freed.is_empty() {
-            return;
-        }
         let mut released = std::mem::take(&mut b.released);
         let nr_freed = freed.len();
         for rid in freed {
@@ -396,8 +410,10 @@ pub(crate) trait BlkMq: BlkHost {
                 b.bios.get_mut(bi).t_issue = now;
             }
             let r = b.reqs.get(rid);
-            for q in d.st.qos.iter_mut() {
-                q.issue(&mut ctx, r);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.issue(&mut ctx, r);
+                }
             }
             if d.st.in_device == 0 {
                 idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
@@ -446,12 +462,14 @@ pub(crate) trait BlkMq: BlkHost {
         let now = self.now();
         let b = self.blk();
         let mut released = std::mem::take(&mut b.released);
-        let rq = b.reqs.remove(rid);
         let was_full = {
             let d = &b.devs[dev as usize];
             d.st.in_device >= d.info.queue_depth
         };
-        {
+        // the request is read where it lies and dropped there at the end of
+        // this block (nothing in it allocates a request)
+        let bios = {
+            let rq = b.reqs.get(rid);
             let d = &mut b.devs[dev as usize];
             d.st.in_device -= 1;
             probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
@@ -459,21 +477,29 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
+            // the elevators do not look the finished request up
             d.st.elv.completed(&mut ctx, &b.reqs, rid);
-            for q in d.st.qos.iter_mut() {
-                q.done(&mut ctx, &rq, &mut released);
+            if !d.st.qos_idle {
+                for q in d.st.qos.iter_mut() {
+                    q.done(&mut ctx, rq, &mut released);
+                }
             }
-        }
+            let bios = std::mem::take(&mut b.reqs.get_mut(rid).bios);
+            b.reqs.free(rid);
+            bios
+        };
         // The tag is free and its sleepers woken (`blk_mq_free_request`)
         // in the same interrupt that ends the bios, before any task the
         // bios' completion wakes can run and ask for a tag.
         self.wake_tag_waiters(dev);
-        for &bi in &rq.bios {
+        for &bi in &bios {
             self.bio_endio(dev, bi, &mut released);
         }
         self.continue_released(dev, &mut released);
         self.blk().released = released;
-        self.rearm_qos(dev);
+        if !self.blk().devs[dev as usize].st.qos_idle {
+            self.rearm_qos(dev);
+        }
         // `blk_mq_sched_restart` (a run that stopped on a full device) and
         // the scheduler's own request (`bfq_schedule_dispatch`) run it
         // asynchronously; through kblockd, only those runs are made
@@ -500,14 +526,17 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
-            let mut ctx = dev_ctx!(b, now, d);
-            let bio = b.bios.get(id);
-            for q in d.st.qos.iter_mut() {
-                q.done_bio(&mut ctx, bio, released);
+            if !d.st.qos_idle {
+                let mut ctx = dev_ctx!(b, now, d);
+                let bio = b.bios.get(id);
+                for q in d.st.qos.iter_mut() {
+                    q.done_bio(&mut ctx, bio, released);
+                }
             }
         }
-        let bio = b.bios.remove(id);
-        match bio.origin {
+        let origin = b.bios.get(id).origin;
+        b.bios.free(id);
+        match origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),
             origin => self.end_origin(origin),
         }

@@ -57,6 +57,9 @@ pub(crate) struct DevState {
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,
+    /// No member of `qos` does anything per I/O ([`RqQos::per_io`]): the
+    /// path does not walk the chain (kept by `note_qos_members`).
+    pub qos_idle: bool,
     pub elv_armed: Armed,
     /// Which of the nr_requests tags are in use (each request holds its
     /// own, `Request::tag`).
@@ -99,6 +102,14 @@ pub struct BlockLayer {
     pub(crate) submit_cpu_ns: Option<Ns>,
 }
 
+impl DevState {
+    /// Recompute `qos_idle` after the chain or a member's
+    /// [`RqQos::per_io`] changed.
+    pub(crate) fn note_qos_members(&mut self) {
+        self.qos_idle = !self.qos.iter().any(|q| q.per_io());
+    }
+}
+
 impl BlockLayer {
     /// A controller context for device `dev` at `now` (borrows disjoint fields).
     pub(crate) fn ctx_parts(&mut self, now: Ns, dev: DevId) -> (Ctx<'_>, &mut DevState) {
@@ -118,6 +129,9 @@ impl BlockLayer {
     /// task of cgroup `cg` on its way back to user space from a call that
     /// submitted to device `dev`.
     pub(crate) fn return_delay(&mut self, now: Ns, dev: DevId, cg: CgId) -> Ns {
+        if self.devs[dev as usize].st.qos_idle {
+            return 0;
+        }
         let (mut ctx, st) = self.ctx_parts(now, dev);
         st.qos
             .iter_mut()

@@ -63,6 +63,15 @@ pub trait RqQos {
     ) -> Option<Result<(), crate::sim::kerr::KernelError>> {
         None
     }
+    /// Whether any per-I/O hook above (throttle to done_bio, return_delay)
+    /// or the timer can do something now. When no member of a device's chain
+    /// can, the block layer skips the chain on that device's I/Os
+    /// (`DevState::qos_idle`). The answer may change only through a call the
+    /// machine follows with `DevState::note_qos_members` (today
+    /// `Sim::set_iotrack_counting`).
+    fn per_io(&self) -> bool {
+        true
+    }
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }

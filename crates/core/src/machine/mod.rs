@@ -164,6 +164,7 @@ impl Sim {
                     loop_worker: d.model.loop_worker(),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
+                    qos_idle: !qos.iter().any(|q| q.per_io()),
                     qos,
                     elv_armed: Armed::default(),
                     tag_bits: crate::block::sbitmap::TagBitmap::new(d.info.nr_requests),
@@ -276,6 +277,7 @@ impl Sim {
         let d = &mut self.k.blk.devs[dev as usize].st;
         d.qos.push(q);
         d.qos_armed.push(Armed::default());
+        d.note_qos_members();
     }
 
     /// Borrow a device's rq_qos member of type T (for reports).
@@ -332,6 +334,7 @@ impl Sim {
                     t.set_counting(on);
                 }
             }
+            d.st.note_qos_members();
         }
     }
 

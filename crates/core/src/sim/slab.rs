@@ -38,6 +38,15 @@ impl<T> Slab<T> {
         self.live -= 1;
         v
     }
+    /// `remove` for a caller that does not want the object: it is dropped
+    /// where it lies, not moved out first.
+    pub fn free(&mut self, i: u32) {
+        let slot = &mut self.items[i as usize];
+        assert!(slot.is_some(), "slab: freeing a free slot");
+        *slot = None;
+        self.free.push(i);
+        self.live -= 1;
+    }
     #[inline]
     pub fn get(&self, i: u32) -> &T {
         self.items[i as usize].as_ref().expect("slab: stale id")
@@ -75,5 +84,9 @@ mod tests {
         assert_eq!(*s.get(b), 2);
         assert_eq!(s.capacity_used(), 2);
         assert_eq!(s.len(), 2);
+        s.free(b);
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.try_get(b), None);
+        assert_eq!(s.insert(4), b);
     }
 }

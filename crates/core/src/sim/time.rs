@@ -39,6 +39,41 @@ impl Hz {
     }
 }
 
+/// `jiffies` for a caller whose instants mostly fall in the jiffy it asked
+/// about last: the divisions only when the jiffy changes.
+#[derive(Clone, Copy, Debug)]
+pub struct JiffyCache {
+    j: u64,
+    /// The last jiffy's instants, `[start, end)`; empty before the first.
+    start: Ns,
+    end: Ns,
+}
+
+impl Default for JiffyCache {
+    fn default() -> JiffyCache {
+        JiffyCache {
+            j: 0,
+            start: 1,
+            end: 0,
+        }
+    }
+}
+
+impl JiffyCache {
+    /// `hz.jiffies(t)`.
+    #[inline]
+    pub fn jiffies(&mut self, hz: Hz, t: Ns) -> u64 {
+        if self.start <= t && t < self.end {
+            return self.j;
+        }
+        let j = hz.jiffies(t);
+        self.j = j;
+        self.start = hz.jiffy_start(j);
+        self.end = self.start + hz.ns_per_jiffy();
+        j
+    }
+}
+
 /// Parse a duration like `10s`, `250ms`, `20us`, `1m`, `5000` (with a default unit).
 pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
     let t = s.trim();
@@ -100,6 +135,21 @@ pub fn parse_duration(s: &str, default_unit_ns: u64) -> Result<Ns, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn jiffy_cache_agrees() {
+        for hz in [Hz(100), Hz(250), Hz(300), Hz(1000)] {
+            let mut c = JiffyCache::default();
+            for t in [
+                0, 1, 3_333_332, 3_333_333, 3_333_334, 9_999_999, 10_000_000, 7, 0,
+            ]
+            .into_iter()
+            .chain((0..2000).map(|i| i * 1_234_567 % 50_000_000))
+            {
+                assert_eq!(c.jiffies(hz, t), hz.jiffies(t), "{hz:?} {t}");
+            }
+        }
+    }
+
     #[test]
     fn jiffies() {
         let hz = Hz(250);

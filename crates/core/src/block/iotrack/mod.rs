@@ -299,6 +299,11 @@ impl RqQos for IoTrack {
         }
     }
 
+    /// Its two per-I/O hooks only count; no timer, no delay.
+    fn per_io(&self) -> bool {
+        self.counting
+    }
+
     fn write_file(
         &mut self,
         ctx: &mut Ctx,

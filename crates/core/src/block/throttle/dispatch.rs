@@ -5,6 +5,7 @@
 //! issue work (`blk_throtl_dispatch_work_fn`) and limit writes
 //! (`tg_set_limit`, `tg_conf_updated`).
 
+use super::gate::Gate;
 use super::queue::{QnRef, SqId, TD_SQ};
 use super::wait::{bps_wait_2018, bps_wait_current, iops_wait_2018, iops_wait_current};
 use super::{
@@ -41,7 +42,7 @@ impl Throttle {
         if bio.cg as usize >= self.tgs.len() {
             self.grow(ctx.cgroups);
         }
-        let j = ctx.jiffies();
+        let j = self.jiffy.jiffies(ctx.hz, ctx.now);
         let d = bio.op.is_write() as usize;
         let cg0 = bio.cg;
         let mut qb = QBio {
@@ -92,8 +93,14 @@ impl Throttle {
                 return false;
             }
             qb.bps_throttled = bio.flags.throttled;
+            let (s, hz) = (self.slice, self.hz);
             loop {
-                if self.pass_level(tg, &mut qb, j) {
+                let fast = self.shortcut
+                    && !qb.bps_throttled
+                    && self.tgs[tg as usize].pass_gate(d, qb.size, j, s, hz);
+                if fast {
+                    // charged; the slice steps were no-ops
+                } else if self.pass_level(tg, &mut qb, j) {
                     self.trim_slice(tg, d, j);
                 } else if bio.flags.meta && self.era != Era::JointFifo {
                     // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass over
@@ -251,6 +258,7 @@ impl Throttle {
         let mut lim = self.tgs[cg as usize].conf;
         io_max::apply_body(body, &mut lim)?;
         self.tgs[cg as usize].conf = lim;
+        self.tgs[cg as usize].gate = [Gate::NONE; 2];
         self.conf_updated(cg, j);
         Ok(())
     }

@@ -27,9 +27,12 @@
 //! `slice.rs` (slice start/extend/trim, carryover), `joint.rs` (the checks,
 //! charge, trim and carryover of the single-FIFO eras of 6.1 and 6.12),
 //! `queue.rs` (qnodes, service queues, pending trees, timers), `dispatch.rs`
-//! (submission path, dispatch rounds, the pending timer and the issue work).
+//! (submission path, dispatch rounds, the pending timer and the issue work),
+//! `gate.rs` (the submission path's shortcut through a level whose limits
+//! cannot bind at this jiffy).
 
 mod dispatch;
+mod gate;
 pub mod io_max;
 mod joint;
 mod queue;
@@ -39,6 +42,8 @@ mod wait;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_gate;
+#[cfg(test)]
 mod tests_joint;
 
 use std::collections::BTreeSet;
@@ -47,8 +52,9 @@ use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::disk::DeviceInfo;
 use crate::sim::kerr::{split_devno, KernelError};
 use crate::sim::switches::Switches;
-use crate::sim::time::{Hz, Ns};
+use crate::sim::time::{Hz, JiffyCache, Ns};
 
+use gate::Gate;
 pub use io_max::{parse_io_max, IoMaxLimits, BPS_MAX, IOPS_MAX};
 use queue::{Qnode, Sq};
 
@@ -184,6 +190,8 @@ pub(crate) struct Tg {
     pub qn_self: [Qnode; 2],
     pub qn_parent: [Qnode; 2],
     pub stats: TgStats,
+    /// Per direction, the submission shortcut's evaluation (`gate.rs`).
+    pub gate: [Gate; 2],
 }
 
 impl Tg {
@@ -207,6 +215,7 @@ impl Tg {
             qn_self: Default::default(),
             qn_parent: Default::default(),
             stats: TgStats::default(),
+            gate: [Gate::NONE; 2],
         }
     }
     fn has_rules(&self, d: usize) -> bool {
@@ -235,6 +244,11 @@ pub struct Throttle {
     /// Insertion counter: equal disptimes keep FIFO order in pending trees.
     seq: u64,
     active: bool,
+    /// The submission path's jiffies.
+    jiffy: JiffyCache,
+    /// The submission path may use the gates (`gate.rs`): the current era,
+    /// except in the test that compares both paths.
+    shortcut: bool,
 }
 
 impl Throttle {
@@ -259,6 +273,8 @@ impl Throttle {
             timers: BTreeSet::new(),
             seq: 0,
             active: false,
+            jiffy: JiffyCache::default(),
+            shortcut: era == Era::Current,
         };
         t.grow(cgroups);
         for cg in cgroups.ids() {
