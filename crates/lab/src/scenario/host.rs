@@ -387,6 +387,8 @@ mod tests {
             (
                 "[host]\ncpus = 1\nstall_dist = \"fixed\"\n",
                 &["t.toml:3:14", "stall_dist needs stall_interval_ns and stall_ns"],
+            ),
+            (
                 "[host]\nkblockd_ns = 4000\n",
                 &["t.toml:2:14", "host.kblockd_ns needs cpus > 0"],
             ),
