@@ -19,6 +19,7 @@ pub mod iocost;
 pub mod iolatency;
 pub mod ioprio;
 pub mod iotrack;
+pub(crate) mod kblockd;
 pub mod request;
 pub mod rq_qos;
 pub mod rq_wait;

@@ -25,42 +25,13 @@
 //! is pending is the same run (`queue_work` finds it pending); the whole
 //! run costs `kblockd_ns` and dispatches at its end.
 
-use std::collections::BTreeMap;
-
 use super::kernel::{Kernel, Running};
 use crate::block::blk_mq::BlkMq;
+use crate::block::kblockd::{RunWork, NOT_DUE};
 use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
 use crate::syscall::Tasks;
-
-/// The work item's event is not due (not queued, or its kworker waits in
-/// the run queue).
-const NOT_DUE: Ns = Ns::MAX;
-
-/// One device's `hctx->run_work` and the kworker that executes it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RunWork {
-    task: TaskId,
-    /// Queued and not yet executed (`WORK_STRUCT_PENDING`).
-    queued: bool,
-    /// When its `Ev::Kblockd` is due.
-    due: Ns,
-}
-
-/// Every device's queue-run work.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Kblockd {
-    by_dev: BTreeMap<DevId, RunWork>,
-    by_task: BTreeMap<TaskId, DevId>,
-}
-
-impl Kblockd {
-    /// The device whose kworker task `t` is, when it is one.
-    pub(crate) fn of_task(&self, t: TaskId) -> Option<DevId> {
-        self.by_task.get(&t).copied()
-    }
-}
 
 impl Kernel {
     /// Whether an asynchronous run of `dev`'s queue is a kblockd work item

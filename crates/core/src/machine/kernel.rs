@@ -25,7 +25,7 @@ pub(crate) struct Kernel {
     /// The loop devices' workers (`machine::loop_worker`).
     pub loop_workers: crate::drivers::loop_worker::LoopWorkers,
     /// The devices' kblockd queue runs (`machine::kblockd`).
-    pub kblockd: crate::machine::kblockd::Kblockd,
+    pub kblockd: crate::block::kblockd::Kblockd,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
