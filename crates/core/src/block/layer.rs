@@ -106,8 +106,14 @@ impl DevState {
     /// Recompute `qos_idle` after the chain or a member's
     /// [`RqQos::per_io`] changed.
     pub(crate) fn note_qos_members(&mut self) {
-        self.qos_idle = !self.qos.iter().any(|q| q.per_io());
+        self.qos_idle = chain_idle(&self.qos);
     }
+}
+
+/// Whether no member of an rq_qos chain does anything per I/O
+/// ([`RqQos::per_io`]): the value of `DevState::qos_idle`.
+pub(crate) fn chain_idle(qos: &[Box<dyn RqQos>]) -> bool {
+    !qos.iter().any(|q| q.per_io())
 }
 
 impl BlockLayer {

@@ -31,7 +31,6 @@ use crate::block::kblockd::{RunWork, NOT_DUE};
 use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
-use crate::syscall::Tasks;
 
 impl Kernel {
     /// Whether an asynchronous run of `dev`'s queue is a kblockd work item
@@ -124,7 +123,7 @@ impl Running<'_> {
 }
 
 /// The task given a CPU is a kblockd kworker: its run is due at `end`.
-pub(crate) fn task_runs(k: &mut Kernel, _tasks: &mut dyn Tasks, t: TaskId, end: Ns) -> bool {
+pub(crate) fn task_runs(k: &mut Kernel, t: TaskId, end: Ns) -> bool {
     match k.kblockd.of_task(t) {
         Some(dev) => {
             k.kblockd_runs(dev, end);

@@ -182,7 +182,7 @@ impl Kernel {
     /// Task `t` was given a CPU and its first burst ends at `end`: a job's
     /// wake-up is due then, a loop worker's command, or a kblockd run.
     pub(crate) fn task_runs(&mut self, tasks: &mut dyn Tasks, t: TaskId, end: Ns) {
-        if super::kblockd::task_runs(self, tasks, t, end) {
+        if super::kblockd::task_runs(self, t, end) {
             return;
         }
         match self.loop_workers.of_task(t) {

@@ -164,7 +164,7 @@ impl Sim {
                     loop_worker: d.model.loop_worker(),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
-                    qos_idle: !qos.iter().any(|q| q.per_io()),
+                    qos_idle: crate::block::layer::chain_idle(&qos),
                     qos,
                     elv_armed: Armed::default(),
                     tag_bits: crate::block::sbitmap::TagBitmap::new(d.info.nr_requests),

@@ -15,7 +15,7 @@
 //! full path runs. This is not a kernel structure; the outcome is the kernel's
 //! bit for bit (`throttle::tests_gate` drives both paths side by side).
 
-use super::wait::{bytes_allowed, io_allowed, rounddown, roundup};
+use super::wait::{bps_window, bytes_allowed, io_allowed, rounddown, roundup};
 use super::{Tg, BPS_MAX, IOPS_MAX};
 
 /// What a bio passing one level in one direction needs, evaluated for one
@@ -84,9 +84,7 @@ impl Gate {
         let bytes_cap = if bps == BPS_MAX {
             i64::MAX
         } else {
-            // the window rounded up to a slice boundary, el = 0 counting as one
-            let rnd = roundup(if el == 0 { s } else { el }, s);
-            match bytes_allowed(bps, rnd, hz) as i64 {
+            match bytes_allowed(bps, bps_window(el, s), hz) as i64 {
                 // U64_MAX read signed: the budget may not fit, nothing waits
                 a if a < 0 => i64::MAX,
                 0 => return shut,

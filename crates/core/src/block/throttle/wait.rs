@@ -156,7 +156,7 @@ pub(crate) fn iops_wait_joint(
 /// `tg_within_bps_limit`): the elapsed time rounded up to a slice boundary,
 /// el = 0 counting as one slice.
 #[inline]
-fn bps_window(el: u64, s: u64) -> u64 {
+pub(super) fn bps_window(el: u64, s: u64) -> u64 {
     roundup(if el == 0 { s } else { el }, s)
 }
 
