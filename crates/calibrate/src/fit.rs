@@ -26,13 +26,15 @@ use blklab_core::drivers::cloud::CloudSpec;
 use blklab_core::drivers::linear::LinearSpec;
 use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
 use blklab_core::drivers::ModelSpec;
+use blklab_core::sim::background::Background;
 use blklab_core::sim::cpus::HostCpus;
 use blklab_core::CpuCosts;
 
 use crate::facts::DeviceFacts;
 use crate::fio_run::{DirFigures, FioResult};
-use crate::loop_fit::{fit_tmpfs_loop, tmpfs_loop, LoopFit};
+use crate::loop_fit::{fit_file_loop, LoopFit};
 use crate::plan::{self, Job};
+use crate::stall_fit::fit_stalls;
 
 pub use crate::fio_run::Measured;
 pub use crate::sim_run::HostCosts;
@@ -75,8 +77,8 @@ pub struct Fit {
     /// slat has beyond it (see [`submit_costs`]).
     pub host: HostCosts,
     /// The loop-worker model and its host (`[host] cpus`), for a loop
-    /// device over a file in memory (see `loop_fit`).
-    pub tmpfs_loop: Option<LoopFit>,
+    /// device over a file in memory or a cached file (see `loop_fit`).
+    pub loop_fit: Option<LoopFit>,
     /// The host's online CPUs (printed in the block's `[host]`).
     pub host_cpus: Option<u32>,
     /// How each number was obtained, for the report.
@@ -89,20 +91,17 @@ impl Fit {
             ModelKind::Ssd => ModelSpec::Ssd(self.ssd.clone()),
             ModelKind::Linear => ModelSpec::Linear(self.linear.clone()),
             ModelKind::Cloud => ModelSpec::Cloud(self.cloud.clone().unwrap_or_default()),
-            ModelKind::Loop => {
-                let l = self.tmpfs_loop.as_ref();
-                tmpfs_loop(
-                    l.map_or(0, |l| l.worker_ns),
-                    l.map_or(0, |l| l.worker_ns_per_kib),
-                )
-            }
+            ModelKind::Loop => self
+                .loop_fit
+                .as_ref()
+                .map_or_else(|| crate::loop_fit::tmpfs_loop(0, 0), LoopFit::model),
         }
     }
 
     /// The run's costs the model `kind` was fitted with (the loop model's
     /// include the host's CPUs).
     pub fn host_for(&self, kind: ModelKind) -> HostCosts {
-        match (kind, &self.tmpfs_loop) {
+        match (kind, &self.loop_fit) {
             (ModelKind::Loop, Some(l)) => l.host,
             _ => self.host,
         }
@@ -385,13 +384,35 @@ pub fn completion_irq_ns(iops: f64, cpu: &CpuCosts) -> (u64, String) {
     (irq_ns, note)
 }
 
+/// The file under a loop device whose speed is CPU time (its worker's copy
+/// to or from the file's pages, and fio's costs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopFile {
+    /// A file on tmpfs (`backing = "tmpfs"`).
+    Tmpfs,
+    /// A file on a disk file system, without direct I/O (`backing = "file"`).
+    Cached,
+}
+
+impl LoopFile {
+    /// The scenario's `backing` value.
+    pub fn backing(self) -> &'static str {
+        match self {
+            LoopFile::Tmpfs => "tmpfs",
+            LoopFile::Cached => "file",
+        }
+    }
+}
+
 /// What calibrate knows of the host and the target beyond the figures.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct HostFacts {
     /// The host's online CPUs (`/sys/devices/system/cpu/online`).
     pub cpus: Option<u32>,
-    /// The target is a loop device over a file in memory (tmpfs).
-    pub tmpfs_loop: bool,
+    /// The target is a loop device over a file whose pages are in memory:
+    /// a tmpfs file, or a cached file on a disk file system without direct
+    /// I/O.
+    pub loop_file: Option<LoopFile>,
 }
 
 /// Fit every model. `simulate` runs a job on a model (the simulator), used for
@@ -414,7 +435,7 @@ pub fn fit(
     // host's CPUs: the free-host models (ssd, linear, cloud) are then
     // fitted on a host of the measured CPU count (the corrections below run
     // there), and the block carries its [host].
-    if let (Some(pct), Some(cpus), false) = (cpu_bound(m), hf.cpus, hf.tmpfs_loop) {
+    if let (Some(pct), Some(cpus), false) = (cpu_bound(m), hf.cpus, hf.loop_file.is_some()) {
         host.cpu.cpus = HostCpus::measured(cpus);
         let (irq_ns, irq_note) = completion_irq_ns(q64r.iops, &host.cpu);
         host.cpu.cpus.irq_ns = irq_ns;
@@ -552,7 +573,7 @@ pub fn fit(
     }
     // A loop device over tmpfs with the host's CPUs known: the loop worker
     // model (unless rate-capped, where the cap, not the CPUs, sets the rate).
-    let loop_wanted = (hf.tmpfs_loop && !capped) || kind == Some(ModelKind::Loop);
+    let loop_wanted = (hf.loop_file.is_some() && !capped) || kind == Some(ModelKind::Loop);
     let chosen = kind.unwrap_or(if capped {
         ModelKind::Cloud
     } else if loop_wanted && hf.cpus.is_some() {
@@ -561,8 +582,9 @@ pub fn fit(
         ModelKind::Ssd
     });
     let tmpfs = match (loop_wanted, hf.cpus) {
-        (true, Some(cpus)) => Some(fit_tmpfs_loop(
+        (true, Some(cpus)) => Some(fit_file_loop(
             m,
+            hf.loop_file.unwrap_or(LoopFile::Tmpfs),
             cpus,
             &host,
             facts.max_sectors_kb,
@@ -578,11 +600,11 @@ pub fn fit(
 
     // Corrections by simulation.
     if let Some(j1) = job(plan::LAT_READ_4K) {
-        let sim_mean = |model: &ModelSpec| -> Result<f64, String> {
-            Ok(simulate(model, &host, &j1)?.main().clat_mean_ns)
+        let sim_mean = |model: &ModelSpec, host: &HostCosts| -> Result<f64, String> {
+            Ok(simulate(model, host, &j1)?.main().clat_mean_ns)
         };
         // ssd read: mean offset, then units from QD64 IOPS.
-        let d = q1r.clat_mean_ns - sim_mean(&ModelSpec::Ssd(ssd.clone()))?;
+        let d = q1r.clat_mean_ns - sim_mean(&ModelSpec::Ssd(ssd.clone()), &host)?;
         read = shift(&read, d);
         ssd.read = read.clone();
         if let Some(lw) = q1w {
@@ -594,12 +616,31 @@ pub fn fit(
             write = read.clone();
         }
         ssd.write = write;
-        if let Some(j64) = job(&plan::rand_read_id(64)) {
-            let s = simulate(&ModelSpec::Ssd(ssd.clone()), &host, &j64)?;
-            let ratio = q64r.iops / s.main().iops.max(1.0);
-            units = ((units as f64 * ratio).round() as u32).clamp(1, 1024);
-            ssd.units = units;
+        let correct_units = |ssd: &mut SsdSpec, host: &HostCosts| -> Result<(), String> {
+            if let Some(j64) = job(&plan::rand_read_id(64)) {
+                let s = simulate(&ModelSpec::Ssd(ssd.clone()), host, &j64)?;
+                let ratio = q64r.iops / s.main().iops.max(1.0);
+                ssd.units = ((ssd.units as f64 * ratio).round() as u32).clamp(1, 1024);
+            }
+            Ok(())
+        };
+        correct_units(&mut ssd, &host)?;
+        // A device fio's CPU sets the pace of (a file-backed loop here) has
+        // the loop's deep tails: stalls of the busy CPUs (stall_fit.rs), fitted
+        // as for the tmpfs loop; they take a share of fio's CPU, so the units
+        // once more.
+        if host.cpu.cpus.nr > 0 {
+            let with = |bg: Background, j: &Job| {
+                let mut h = host;
+                h.cpu.cpus.background = bg;
+                simulate(&ModelSpec::Ssd(ssd.clone()), &h, j)
+            };
+            if let Some(bg) = fit_stalls(m, host.cpu.cpus.nr, jobs, &with, &mut notes)? {
+                host.cpu.cpus.background = bg;
+                correct_units(&mut ssd, &host)?;
+            }
         }
+        units = ssd.units;
         fit_unit_bandwidths(m, &mut ssd, &host, req, &job, simulate, &mut notes)?;
         notes.push(format!(
             "ssd: units = {units} (QD64 {:.0} IOPS × mean service {:.1} µs, then corrected by simulation); read mean {:.1} µs",
@@ -608,7 +649,7 @@ pub fn fit(
             dist_mean_ns(&ssd.read) / 1e3
         ));
         // linear: latency beyond 1/rrandiops.
-        let lin0 = sim_mean(&ModelSpec::Linear(linear.clone()))?;
+        let lin0 = sim_mean(&ModelSpec::Linear(linear.clone()), &host)?;
         linear.latency_ns = (q1r.clat_mean_ns - lin0).round().max(0.0) as u64;
         // cloud: base latency.
         if let Some(c) = cloud.as_mut() {
@@ -624,7 +665,7 @@ pub fn fit(
         cloud,
         chosen,
         host,
-        tmpfs_loop: tmpfs,
+        loop_fit: tmpfs,
         host_cpus: hf.cpus,
         notes,
     })

@@ -301,14 +301,17 @@ fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
     let (m, jobs) = known_tmpfs_loop_measured();
     let hf = HostFacts {
         cpus: Some(2),
-        tmpfs_loop: true,
+        loop_file: Some(LoopFile::Tmpfs),
     };
     let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
     assert_eq!(f.chosen, ModelKind::Loop);
-    let l = f.tmpfs_loop.as_ref().unwrap();
-    assert!((l.worker_ns as f64 / 3000.0 - 1.0).abs() < 0.15, "{l:?}");
+    let l = f.loop_fit.as_ref().unwrap();
     assert!(
-        (l.worker_ns_per_kib as f64 / 250.0 - 1.0).abs() < 0.15,
+        (l.costs.worker_ns as f64 / 3000.0 - 1.0).abs() < 0.15,
+        "{l:?}"
+    );
+    assert!(
+        (l.costs.worker_ns_per_kib as f64 / 250.0 - 1.0).abs() < 0.15,
         "{l:?}"
     );
     assert_eq!(l.host.cpu.cpus.nr, 2);
@@ -332,12 +335,12 @@ fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
         &jobs,
         HostFacts {
             cpus: Some(2),
-            tmpfs_loop: false,
+            loop_file: None,
         },
     )
     .unwrap();
     assert_eq!(f.chosen, ModelKind::Ssd);
-    assert!(f.tmpfs_loop.is_none());
+    assert!(f.loop_fit.is_none());
 }
 
 /// A real device whose QD64 job kept fio's thread 95 % busy is bounded by
@@ -364,7 +367,7 @@ fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
     let jobs = plan::plan(true, 256 << 20, true);
     let hf = HostFacts {
         cpus: Some(2),
-        tmpfs_loop: false,
+        loop_file: None,
     };
     for (pct, bound) in [(95.0, true), (60.0, false)] {
         let mut m = measure(&truth, &jobs);
@@ -408,7 +411,7 @@ fn a_cpu_bound_devices_completion_cost_is_fitted() {
     let jobs = plan::plan(true, 256 << 20, true);
     let hf = HostFacts {
         cpus: Some(2),
-        tmpfs_loop: false,
+        loop_file: None,
     };
     for truth_irq_ns in [0u64, 300] {
         let mut cpus = blklab_core::sim::cpus::HostCpus::measured(2);
@@ -455,10 +458,10 @@ fn a_loaded_hosts_qd1_p99_does_not_blow_up_the_wake_tail() {
     }
     let hf = HostFacts {
         cpus: Some(2),
-        tmpfs_loop: true,
+        loop_file: Some(LoopFile::Tmpfs),
     };
     let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
-    let l = f.tmpfs_loop.as_ref().unwrap();
+    let l = f.loop_fit.as_ref().unwrap();
     let j = jobs.iter().find(|j| j.id == plan::LAT_READ_4K).unwrap();
     let got = sim(&f.model(ModelKind::Loop), &l.host, j)
         .unwrap()
@@ -500,7 +503,7 @@ fn known_background_stalls_are_recovered_and_none_invented() {
     use blklab_core::sim::background::{Background, StallDist};
     let hf = HostFacts {
         cpus: Some(2),
-        tmpfs_loop: true,
+        loop_file: Some(LoopFile::Tmpfs),
     };
     let truth = Background {
         interval_ns: 5_000_000,
@@ -509,7 +512,7 @@ fn known_background_stalls_are_recovered_and_none_invented() {
     };
     let (m, jobs) = known_tmpfs_loop_stalled(truth);
     let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
-    let got = f.tmpfs_loop.as_ref().unwrap().host.cpu.cpus.background;
+    let got = f.loop_fit.as_ref().unwrap().host.cpu.cpus.background;
     assert!(
         (got.interval_ns as f64 / 5e6 - 1.0).abs() < 0.1
             && (got.stall_ns as f64 / 1e5 - 1.0).abs() < 0.1,
@@ -517,7 +520,7 @@ fn known_background_stalls_are_recovered_and_none_invented() {
     );
     let (m, jobs) = known_tmpfs_loop_stalled(Background::default());
     let f = fit(&m, &facts(), None, &sim, &jobs, hf).unwrap();
-    let got = f.tmpfs_loop.as_ref().unwrap().host.cpu.cpus.background;
+    let got = f.loop_fit.as_ref().unwrap().host.cpu.cpus.background;
     assert_eq!(got, Background::default(), "{:?}", f.notes);
 }
 

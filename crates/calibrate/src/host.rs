@@ -141,16 +141,19 @@ pub fn fs_type_of(mountinfo: &str, path: &Path) -> Option<String> {
     best.map(|(_, t)| t)
 }
 
-/// Whether the loop device `name` is bound to a file in memory (tmpfs):
-/// its `loop/backing_file` lies on a tmpfs mount.
-pub fn loop_backing_is_tmpfs(name: &str) -> bool {
-    let Ok(f) = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")) else {
-        return false;
-    };
-    let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") else {
-        return false;
-    };
-    fs_type_of(&mi, Path::new(f.trim())).as_deref() == Some("tmpfs")
+/// The file under loop device `name` when its speed is CPU time: a file on
+/// tmpfs, or a file on another file system read and written through the
+/// page cache (`loop/dio` 0: losetup's default). None for a loop with
+/// direct I/O (its file system's device sets the pace) or no loop at all.
+pub fn loop_file(name: &str) -> Option<crate::fit::LoopFile> {
+    let sys = format!("/sys/block/{name}/loop");
+    let f = std::fs::read_to_string(format!("{sys}/backing_file")).ok()?;
+    let mi = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    if fs_type_of(&mi, Path::new(f.trim())).as_deref() == Some("tmpfs") {
+        return Some(crate::fit::LoopFile::Tmpfs);
+    }
+    let dio = std::fs::read_to_string(format!("{sys}/dio")).ok()?;
+    (dio.trim() == "0").then_some(crate::fit::LoopFile::Cached)
 }
 
 #[cfg(test)]

@@ -205,13 +205,14 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
     host::quiet_queue(&name, &mut res)
         .map_err(|e| CalError::Failed(format!("{}: {e}", tpath.display())))?;
     let facts = DeviceFacts::read(&name, &devno).map_err(CalError::Failed)?;
-    // The host's CPUs, and whether the device is a loop over a file in
-    // memory: then its speed is CPU time (the loop worker's and fio's).
+    // The host's CPUs, and whether the device is a loop over a file whose
+    // pages are in memory: then its speed is CPU time (the loop worker's
+    // and fio's).
     let host_facts = fit::HostFacts {
         cpus: Some(
             host::online_cpus(std::path::Path::new(host::ONLINE_CPUS)).map_err(CalError::Failed)?,
         ),
-        tmpfs_loop: host::loop_backing_is_tmpfs(&name),
+        loop_file: host::loop_file(&name),
     };
     let file = target
         .file_id

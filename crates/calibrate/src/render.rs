@@ -141,19 +141,27 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
             cloud_keys(&fit.cloud.clone().unwrap_or_default(), &mut s);
         }
         ModelKind::Loop => {
-            let l = fit.tmpfs_loop.as_ref();
+            let l = fit.loop_fit.as_ref();
+            let c = l.map(|l| l.costs).unwrap_or_default();
+            let file = l.map_or(crate::fit::LoopFile::Tmpfs, |l| l.file);
             let _ = writeln!(s, "kind = \"loop\"");
-            let _ = writeln!(s, "backing = \"tmpfs\"");
+            let _ = writeln!(s, "backing = \"{}\"", file.backing());
             let _ = writeln!(
                 s,
                 "worker_ns = {}   # the worker's CPU per request",
-                l.map_or(0, |l| l.worker_ns)
+                c.worker_ns
             );
             let _ = writeln!(
                 s,
                 "worker_ns_per_kib = {}   # and per KiB copied",
-                l.map_or(0, |l| l.worker_ns_per_kib)
+                c.worker_ns_per_kib
             );
+            if let Some(v) = c.worker_write_ns {
+                let _ = writeln!(s, "worker_write_ns = {v}   # a write's, per request");
+            }
+            if let Some(v) = c.worker_write_ns_per_kib {
+                let _ = writeln!(s, "worker_write_ns_per_kib = {v}   # and per KiB");
+            }
         }
     }
     s
@@ -249,9 +257,13 @@ mod tests {
                 cpu: CpuCosts::default(),
                 idle_wake_ns: 7_000,
             },
-            tmpfs_loop: Some(crate::loop_fit::LoopFit {
-                worker_ns: 2_500,
-                worker_ns_per_kib: 200,
+            loop_fit: Some(crate::loop_fit::LoopFit {
+                file: crate::fit::LoopFile::Tmpfs,
+                costs: crate::loop_fit::WorkerCosts {
+                    worker_ns: 2_500,
+                    worker_ns_per_kib: 200,
+                    ..Default::default()
+                },
                 host: crate::fit::HostCosts {
                     cpu: CpuCosts {
                         submit_ns: 2_600,

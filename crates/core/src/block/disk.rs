@@ -50,6 +50,11 @@ pub trait DeviceModel {
 pub struct LoopWorkerCost {
     pub worker_ns: Ns,
     pub worker_ns_per_kib: Ns,
+    /// A write's costs, where the file writes at another cost than it
+    /// reads (a disk file system's buffered write path); the read ones
+    /// otherwise.
+    pub worker_write_ns: Ns,
+    pub worker_write_ns_per_kib: Ns,
     /// The backing is a file in memory: the worker's copy completes the
     /// request (else it submits the lower bio).
     pub file_in_memory: bool,
@@ -57,9 +62,15 @@ pub struct LoopWorkerCost {
 
 impl LoopWorkerCost {
     /// The worker's CPU time for a request of `bytes` (the per-KiB part
-    /// pro rata, rounded down).
-    pub fn cost_ns(&self, bytes: u32) -> Ns {
-        self.worker_ns + self.worker_ns_per_kib * bytes as Ns / 1024
+    /// pro rata, rounded down); writes (and flushes, discards: `op_is_write`)
+    /// at the write costs.
+    pub fn cost_ns(&self, write: bool, bytes: u32) -> Ns {
+        let (base, per_kib) = if write {
+            (self.worker_write_ns, self.worker_write_ns_per_kib)
+        } else {
+            (self.worker_ns, self.worker_ns_per_kib)
+        };
+        base + per_kib * bytes as Ns / 1024
     }
 }
 

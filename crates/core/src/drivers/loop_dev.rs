@@ -8,13 +8,27 @@
 //! * `backend`: the name of the scenario device the loop device is bound to
 //!   (`losetup /dev/loopN /dev/BACKEND`); or
 //! * `backing = "tmpfs"`: the loop device is bound to a file in memory (a
-//!   tmpfs file, `losetup /dev/loopN /dev/shm/FILE`); exactly one of the two.
+//!   tmpfs file, `losetup /dev/loopN /dev/shm/FILE`); or
+//! * `backing = "file"`: bound to a file on a disk file system, without
+//!   direct I/O (`losetup`'s default), whose pages are in the page cache:
+//!   the worker's buffered read or write (`lo_read_simple` /
+//!   `lo_write_simple` → the file's read_iter/write_iter) is a copy to or
+//!   from cached pages, as over tmpfs; exactly one of `backend`/`backing`.
+//!   Simplified: the file's pages never leave the cache and its dirty pages
+//!   are never written back (the writeback of the disk below, dirty
+//!   throttling in `balance_dirty_pages`, reads that miss the cache are not
+//!   modelled): a file that fits in memory, for runs shorter than the
+//!   writeback interval's effects.
 //! * `worker_ns`: CPU time of the loop worker per request (the work item's
 //!   `loop_handle_cmd`: building the iov_iter and the kiocb, calling the
 //!   file's read_iter/write_iter); 0 by default.
 //! * `worker_ns_per_kib`: the worker's copy cost per KiB, for a file in
 //!   memory only (the read or write is a synchronous copy to or from the
-//!   page cache pages of the tmpfs file); 0 by default.
+//!   page cache pages of the file); 0 by default.
+//! * `worker_write_ns`, `worker_write_ns_per_kib`: a write's costs, for a
+//!   file whose write path costs more than its read path (ext4's buffered
+//!   write takes the inode lock, allocates and dirties the page and its
+//!   buffer heads); the read costs by default.
 //!
 //! The worker (`drivers::loop_worker`) runs only for a loop over a file,
 //! or over a device when `worker_ns` > 0; a loop over a device with no
@@ -27,9 +41,9 @@
 //! The capacity is the backing device's (`get_size` with no offset or
 //! sizelimit), unless the scenario says otherwise.
 //!
-//! Not modelled: a loop device over a file on a disk file system (the page
-//! cache and file system of the backing file), buffered (non-direct) loop
-//! I/O over a device, `lo_offset`.
+//! Not modelled: the page cache's misses and writeback for a file on a disk
+//! file system (above), buffered (non-direct) loop I/O over a device,
+//! `lo_offset`.
 
 use serde::Deserialize;
 
@@ -46,16 +60,26 @@ pub struct LoopSpec {
     /// The scenario device the loop device's I/O goes to.
     #[serde(default)]
     pub backend: Option<String>,
-    /// A backing file that is not a scenario device: "tmpfs" (a file in memory).
+    /// A backing file that is not a scenario device: "tmpfs" (a file in
+    /// memory) or "file" (a cached file on a disk file system).
     #[serde(default)]
     pub backing: Option<String>,
     /// The worker's CPU time per request, ns.
     #[serde(default)]
     pub worker_ns: i64,
-    /// The worker's copy cost per KiB (backing = "tmpfs" only), ns.
+    /// The worker's copy cost per KiB (a backing file only), ns.
     #[serde(default)]
     pub worker_ns_per_kib: i64,
+    /// A write's CPU time per request, ns (default: `worker_ns`).
+    #[serde(default)]
+    pub worker_write_ns: Option<i64>,
+    /// A write's copy cost per KiB, ns (default: `worker_ns_per_kib`).
+    #[serde(default)]
+    pub worker_write_ns_per_kib: Option<i64>,
 }
+
+/// The backing files a loop device may name (`backing = "..."`).
+pub const BACKINGS: [&str; 2] = ["tmpfs", "file"];
 
 /// The most a loop worker may be told to spend on one request or one KiB
 /// (1 s): beyond that a scenario is surely mistaken.
@@ -80,19 +104,24 @@ impl LoopSpec {
                 return Err("backend and backing: give one of them, not both (a loop device is bound to one file)".into())
             }
             (None, None) => {
-                return Err("backend or backing: expected the name of another device (backend = \"NAME\") or a file in memory (backing = \"tmpfs\")".into())
+                return Err("backend or backing: expected the name of another device (backend = \"NAME\") or a file (backing = \"tmpfs\" or \"file\")".into())
             }
             (Some(b), None) if b.is_empty() => {
                 return Err("backend: expected the name of another device".into())
             }
-            (None, Some(f)) if f != "tmpfs" => {
-                return Err(format!("backing \"{f}\": unknown; expected \"tmpfs\" (a file in memory)"))
+            (None, Some(f)) if !BACKINGS.contains(&f.as_str()) => {
+                return Err(format!("backing \"{f}\": unknown; expected \"tmpfs\" (a file in memory) or \"file\" (a cached file on a disk file system)"))
             }
             _ => {}
         }
         for (key, v) in [
             ("worker_ns", self.worker_ns),
             ("worker_ns_per_kib", self.worker_ns_per_kib),
+            ("worker_write_ns", self.worker_write_ns.unwrap_or(0)),
+            (
+                "worker_write_ns_per_kib",
+                self.worker_write_ns_per_kib.unwrap_or(0),
+            ),
         ] {
             if !(0..=MAX_WORKER_NS).contains(&v) {
                 return Err(format!(
@@ -100,8 +129,19 @@ impl LoopSpec {
                 ));
             }
         }
-        if self.backend.is_some() && self.worker_ns_per_kib != 0 {
-            return Err("worker_ns_per_kib: only for backing = \"tmpfs\"; direct I/O to a device copies nothing".into());
+        if self.backend.is_some() {
+            for (key, set) in [
+                ("worker_ns_per_kib", self.worker_ns_per_kib != 0),
+                ("worker_write_ns", self.worker_write_ns.is_some()),
+                (
+                    "worker_write_ns_per_kib",
+                    self.worker_write_ns_per_kib.is_some(),
+                ),
+            ] {
+                if set {
+                    return Err(format!("{key}: only for a backing file (backing = \"tmpfs\" or \"file\"); direct I/O to a device copies nothing"));
+                }
+            }
         }
         Ok(())
     }
@@ -113,9 +153,15 @@ impl LoopSpec {
         if !file_in_memory && self.worker_ns == 0 {
             return None;
         }
+        let worker_ns = self.worker_ns.max(0) as Ns;
+        let worker_ns_per_kib = self.worker_ns_per_kib.max(0) as Ns;
         Some(LoopWorkerCost {
-            worker_ns: self.worker_ns.max(0) as Ns,
-            worker_ns_per_kib: self.worker_ns_per_kib.max(0) as Ns,
+            worker_ns,
+            worker_ns_per_kib,
+            worker_write_ns: self.worker_write_ns.map_or(worker_ns, |v| v.max(0) as Ns),
+            worker_write_ns_per_kib: self
+                .worker_write_ns_per_kib
+                .map_or(worker_ns_per_kib, |v| v.max(0) as Ns),
             file_in_memory,
         })
     }
@@ -153,6 +199,9 @@ impl DeviceModel for Loop {
         let s = &self.spec;
         let mut d = match (&s.backend, &s.backing) {
             (Some(b), _) => format!("loop backend={b} (direct I/O)"),
+            (None, Some(f)) if f == "file" => {
+                "loop backing=file (buffered, its pages cached)".into()
+            }
             (None, f) => format!("loop backing={} (direct I/O)", f.as_deref().unwrap_or("")),
         };
         if s.worker_ns != 0 || s.worker_ns_per_kib != 0 {
@@ -160,6 +209,12 @@ impl DeviceModel for Loop {
                 " worker_ns={} worker_ns_per_kib={}",
                 s.worker_ns, s.worker_ns_per_kib
             );
+        }
+        if let Some(v) = s.worker_write_ns {
+            d += &format!(" worker_write_ns={v}");
+        }
+        if let Some(v) = s.worker_write_ns_per_kib {
+            d += &format!(" worker_write_ns_per_kib={v}");
         }
         d
     }

@@ -56,7 +56,8 @@ impl Kernel {
             .st
             .loop_worker
             .expect("a loop device with a worker");
-        cost.cost_ns(self.blk.reqs.get(rid).bytes)
+        let rq = self.blk.reqs.get(rid);
+        cost.cost_ns(rq.op.is_write(), rq.bytes)
     }
 
     /// Worker `w`'s task runs until `end`: its event is due then.

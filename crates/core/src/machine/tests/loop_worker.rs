@@ -187,5 +187,55 @@ fn loop_spec_checks() {
     assert!(copy_over_dev
         .check()
         .unwrap_err()
-        .contains("only for backing"));
+        .contains("only for a backing file"));
+    let write_over_dev = LoopSpec {
+        worker_write_ns: Some(10),
+        ..LoopSpec::over("sda")
+    };
+    assert!(write_over_dev
+        .check()
+        .unwrap_err()
+        .contains("worker_write_ns: only for a backing file"));
+    let neg_write = LoopSpec {
+        worker_write_ns_per_kib: Some(-5),
+        ..ok.clone()
+    };
+    assert!(neg_write
+        .check()
+        .unwrap_err()
+        .contains("worker_write_ns_per_kib = -5"));
+    let file = LoopSpec {
+        backing: Some("file".into()),
+        ..ok.clone()
+    };
+    assert!(file.check().is_ok());
+}
+
+/// A file whose writes cost more than its reads (`backing = "file"`,
+/// `worker_write_ns`): on one CPU at QD1, reads run at one over the read
+/// costs and writes at one over the write costs.
+#[test]
+fn a_cached_files_writes_cost_the_write_costs() {
+    const WRITE_NS: u64 = 9_000;
+    let per_io = |rw: RwPattern| {
+        let mut d = tmpfs_loop();
+        d.model = ModelSpec::Loop(LoopSpec {
+            backing: Some("file".into()),
+            worker_ns: WORKER_NS as i64,
+            worker_ns_per_kib: WORKER_NS_PER_KIB as i64,
+            worker_write_ns: Some(WRITE_NS as i64),
+            ..LoopSpec::default()
+        });
+        let mut cfg = config(vec![d], vec![(job("a", rw, 4096, 1, 1), "/")]);
+        cfg.cpu.cpus = host(1);
+        let r = run(cfg);
+        let dir = usize::from(rw == RwPattern::RandWrite);
+        1e9 / r.jobs[0].stats.dirs[dir].total_ios as f64
+    };
+    // the write's per-KiB cost defaults to the read's
+    let fixed = 2_000 + WAKE_NS + WAKE_NS + 1_000;
+    let read = (fixed + WORK_4K_NS) as f64;
+    let write = (fixed + WRITE_NS + 4 * WORKER_NS_PER_KIB) as f64;
+    assert!((per_io(RwPattern::RandRead) / read - 1.0).abs() < 0.01);
+    assert!((per_io(RwPattern::RandWrite) / write - 1.0).abs() < 0.01);
 }
