@@ -194,7 +194,15 @@ fn a_loop_worker_is_checked_and_located() {
         ),
         (
             "backend = \"nullb0\"\nworker_ns_per_kib = 100\n",
-            "worker_ns_per_kib: only for backing = \"tmpfs\"",
+            "worker_ns_per_kib: only for a backing file",
+        ),
+        (
+            "backend = \"nullb0\"\nworker_write_ns = 100\n",
+            "worker_write_ns: only for a backing file",
+        ),
+        (
+            "backing = \"file\"\nworker_write_ns_per_kib = -2\n",
+            "worker_write_ns_per_kib = -2: expected 0 to 1000000000",
         ),
     ] {
         let e = refused(&loop_with(model), "loop0");
@@ -208,4 +216,10 @@ fn a_loop_worker_is_checked_and_located() {
     ))
     .unwrap();
     assert!(format!("{s:?}").contains("tmpfs"));
+    let s = parse(&scenario(
+        &loop_with("backing = \"file\"\nworker_ns = 3500\nworker_write_ns = 5500\n"),
+        "loop0",
+    ))
+    .unwrap();
+    assert!(format!("{s:?}").contains("worker_write_ns: Some(5500)"));
 }
