@@ -343,32 +343,40 @@ fn a_known_tmpfs_loop_on_two_cpus_is_recovered() {
     assert!(f.loop_fit.is_none());
 }
 
-/// A real device whose QD64 job kept fio's thread 95 % busy is bounded by
-/// the host's CPUs: the ssd is fitted on the measured host's CPUs and its
-/// block carries `[host] cpus`; at 60 % it keeps the free host.
-#[test]
-fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
+/// An ssd of `units` units, `fixed_us` + 5 µs exponential per request,
+/// the plan's jobs, and a 2-CPU host not over a loop file.
+fn fast_ssd_on_two_cpus(
+    units: u32,
+    fixed_us: f64,
+    unit_bps: u64,
+) -> (ModelSpec, Vec<Job>, HostFacts) {
+    let dist = LatencyDist::FixedExp {
+        fixed_us,
+        exp_mean_us: 5.0,
+    };
     let truth = ModelSpec::Ssd(SsdSpec {
-        units: 4,
-        read: LatencyDist::FixedExp {
-            fixed_us: 20.0,
-            exp_mean_us: 5.0,
-        },
-        write: LatencyDist::FixedExp {
-            fixed_us: 20.0,
-            exp_mean_us: 5.0,
-        },
-        unit_bps: 1_000_000_000,
+        units,
+        read: dist.clone(),
+        write: dist,
+        unit_bps,
         unit_write_bps: None,
         placement: Placement::LeastBusy,
         stripe_kb: 128,
         queue_depth: 128,
     });
-    let jobs = plan::plan(true, 256 << 20, true);
     let hf = HostFacts {
         cpus: Some(2),
         loop_file: None,
     };
+    (truth, plan::plan(true, 256 << 20, true), hf)
+}
+
+/// A real device whose QD64 job kept fio's thread 95 % busy is bounded by
+/// the host's CPUs: the ssd is fitted on the measured host's CPUs and its
+/// block carries `[host] cpus`; at 60 % it keeps the free host.
+#[test]
+fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
+    let (truth, jobs, hf) = fast_ssd_on_two_cpus(4, 20.0, 1_000_000_000);
     for (pct, bound) in [(95.0, true), (60.0, false)] {
         let mut m = measure(&truth, &jobs);
         m.get_mut(&plan::rand_read_id(64)).unwrap().cpu_pct = pct;
@@ -392,27 +400,7 @@ fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
 /// is not seen as CPU-bound by the 90 % rule.)
 #[test]
 fn a_cpu_bound_devices_completion_cost_is_fitted() {
-    let truth = ModelSpec::Ssd(SsdSpec {
-        units: 8,
-        read: LatencyDist::FixedExp {
-            fixed_us: 15.0,
-            exp_mean_us: 5.0,
-        },
-        write: LatencyDist::FixedExp {
-            fixed_us: 15.0,
-            exp_mean_us: 5.0,
-        },
-        unit_bps: 2_000_000_000,
-        unit_write_bps: None,
-        placement: Placement::LeastBusy,
-        stripe_kb: 128,
-        queue_depth: 128,
-    });
-    let jobs = plan::plan(true, 256 << 20, true);
-    let hf = HostFacts {
-        cpus: Some(2),
-        loop_file: None,
-    };
+    let (truth, jobs, hf) = fast_ssd_on_two_cpus(8, 15.0, 2_000_000_000);
     for truth_irq_ns in [0u64, 300] {
         let mut cpus = blklab_core::sim::cpus::HostCpus::measured(2);
         cpus.irq_ns = truth_irq_ns;
