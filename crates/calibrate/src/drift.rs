@@ -16,7 +16,7 @@
 
 use crate::fio_run::FioResult;
 use crate::plan::{self, Job};
-use crate::validate::{Row, TOLERANCE};
+use crate::validate::{rel_diff, Row, TOLERANCE};
 
 /// The reference job's runtime, s: enough for tens of thousands of QD1 I/Os
 /// on a fast device, a few hundred on a slow one.
@@ -50,14 +50,6 @@ pub struct DeviceCheck {
     pub now_mean_ns: f64,
 }
 
-fn rel(now: f64, then: f64) -> f64 {
-    if then > 0.0 {
-        now / then - 1.0
-    } else {
-        f64::INFINITY
-    }
-}
-
 impl DeviceCheck {
     /// `then` is the measurement's QD1 4 KiB random read, `now` the look
     /// taken `when`.
@@ -75,8 +67,8 @@ impl DeviceCheck {
     /// Whether the device moved by more than the validation's tolerance
     /// (IOPS or clat mean).
     pub fn changed(&self) -> bool {
-        rel(self.now_iops, self.then_iops).abs() > TOLERANCE
-            || rel(self.now_mean_ns, self.then_mean_ns).abs() > TOLERANCE
+        rel_diff(self.now_iops, self.then_iops).abs() > TOLERANCE
+            || rel_diff(self.now_mean_ns, self.then_mean_ns).abs() > TOLERANCE
     }
 
     /// The table's line for it.
@@ -85,9 +77,9 @@ impl DeviceCheck {
             "# the device at the {} of validation (QD1 4k random read): {:.0} IOPS ({:+.1}% since calibration), clat mean {:.1}µs ({:+.1}%): {}",
             self.when,
             self.now_iops,
-            rel(self.now_iops, self.then_iops) * 100.0,
+            rel_diff(self.now_iops, self.then_iops) * 100.0,
             self.now_mean_ns / 1e3,
-            rel(self.now_mean_ns, self.then_mean_ns) * 100.0,
+            rel_diff(self.now_mean_ns, self.then_mean_ns) * 100.0,
             if self.changed() {
                 format!(
                     "CHANGED by more than {:.0} %: the validation compares the model with another device",

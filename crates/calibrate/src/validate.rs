@@ -7,6 +7,20 @@ use std::fmt::Write as _;
 use crate::fio_run::FioResult;
 use crate::plan::{job_args, Job};
 
+/// How far `x` is from `base`, relative to it: 0 for two zeros, infinite
+/// from a zero base to anything else.
+pub(crate) fn rel_diff(x: f64, base: f64) -> f64 {
+    if base == 0.0 {
+        if x == 0.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        }
+    } else {
+        (x - base) / base
+    }
+}
+
 /// The tolerance: |sim - real| / real.
 pub const TOLERANCE: f64 = 0.15;
 
@@ -80,15 +94,7 @@ pub struct Row {
 impl Row {
     /// (sim - real) / real.
     pub fn diff(&self) -> f64 {
-        if self.real == 0.0 {
-            if self.sim == 0.0 {
-                0.0
-            } else {
-                f64::INFINITY
-            }
-        } else {
-            (self.sim - self.real) / self.real
-        }
+        rel_diff(self.sim, self.real)
     }
     pub fn pass(&self) -> bool {
         self.diff().abs() <= TOLERANCE
