@@ -92,8 +92,15 @@ impl Drop for Dir {
 struct Loop(PathBuf);
 impl Loop {
     fn new(file: &Path) -> Loop {
+        Loop::attach(file, "--direct-io=on")
+    }
+    /// Without direct I/O (losetup's default): the file's pages are cached.
+    fn buffered(file: &Path) -> Loop {
+        Loop::attach(file, "--direct-io=off")
+    }
+    fn attach(file: &Path, dio: &str) -> Loop {
         let o = Command::new("losetup")
-            .args(["-f", "--show", "--direct-io=on"])
+            .args(["-f", "--show", dio])
             .arg(file)
             .output()
             .unwrap();
@@ -225,6 +232,36 @@ fn calibrates_a_tmpfs_loop_device() {
         device_block(&out),
         validation_table(&out)
     );
+}
+
+/// A loop device over a file on the root file system attached without
+/// direct I/O: its pages are cached, so its speed is CPU time and the block
+/// is the loop worker over `backing = "file"`.
+#[test]
+fn calibrates_a_buffered_file_loop_device() {
+    need_host!();
+    let _g = CPU_BOUND.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = Dir::new("/var/tmp", "cached");
+    let lo = Loop::buffered(&dir.file("c.img", 256 << 20));
+    let t = Instant::now();
+    let o = blklab()
+        .arg("calibrate")
+        .arg(&lo.0)
+        .args(["--quick", "--destructive"])
+        .output()
+        .unwrap();
+    let wall = t.elapsed().as_secs_f64();
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{out}\n{err}");
+    quick_budget_fits(&err, wall);
+    cost_model_is_positive(&out);
+    let block = device_block(&out);
+    assert!(
+        block.starts_with("[host]\ncpus = ") && block.contains("backing = \"file\""),
+        "{block}"
+    );
+    block_runs_in_the_simulator(&block, &dir);
+    println!("REPORT buffered file loop ({wall:.0} s):\n{block}");
 }
 
 #[test]
