@@ -37,7 +37,7 @@ use blklab_core::drivers::ModelSpec;
 use blklab_core::sim::background::Background;
 use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
 
-use crate::fio_run::{DirFigures, FioResult, Measured};
+use crate::fio_run::{FioResult, Measured};
 use crate::fit::LoopFile;
 use crate::plan::{self, Job};
 use crate::sim_run::HostCosts;
@@ -146,19 +146,10 @@ impl Fitter<'_> {
         }
     }
 
-    /// `d`'s per-KiB cost; a write's starts at the read's.
-    fn per_kib_ns(&mut self, d: Dir) -> &mut u64 {
-        let c = &mut self.costs;
-        match d {
-            Dir::Read => &mut c.worker_ns_per_kib,
-            Dir::Write => c.worker_write_ns_per_kib.get_or_insert(c.worker_ns_per_kib),
-        }
-    }
-
-    /// Whether job `j` runs on the model within 5 % of `real` (its `figure`).
-    fn matches(&self, j: &Job, real: f64, figure: fn(&DirFigures) -> f64) -> Result<bool, String> {
-        let s = figure(self.run(j)?.main());
-        Ok(real > 0.0 && (s / real - 1.0).abs() <= 0.05)
+    /// Whether job `j` runs on the model within 5 % of `real_iops`.
+    fn matches_iops(&self, j: &Job, real_iops: f64) -> Result<bool, String> {
+        let s = self.run(j)?.main().iops;
+        Ok(real_iops > 0.0 && (s / real_iops - 1.0).abs() <= 0.05)
     }
 
     /// `d`'s per-request cost until QD64's IOPS of job `j` are the measured
@@ -181,10 +172,10 @@ impl Fitter<'_> {
         Ok(())
     }
 
-    /// `d`'s per-KiB cost until the big block `j`'s bandwidth is the
+    /// The per-KiB cost until the big block `j`'s bandwidth is the
     /// measured one: the request's time moves by the difference, spread
     /// over its KiB.
-    fn fit_per_kib(&mut self, j: &Job, d: Dir, real_bps: f64, req_kib: f64) -> Result<(), String> {
+    fn fit_per_kib(&mut self, j: &Job, real_bps: f64, req_kib: f64) -> Result<(), String> {
         let req_bytes = req_kib * 1024.0;
         for _ in 0..4 {
             let s = self.run(j)?.main().bw_bytes_per_s;
@@ -192,7 +183,7 @@ impl Fitter<'_> {
                 break;
             }
             let d_ns = (req_bytes / real_bps - req_bytes / s) * 1e9;
-            let per_kib = self.per_kib_ns(d);
+            let per_kib = &mut self.costs.worker_ns_per_kib;
             let next = clamp_ns(*per_kib as f64 + d_ns / req_kib);
             if next == *per_kib {
                 break;
@@ -297,7 +288,7 @@ pub fn fit_file_loop(
         f.fit_worker(j64, Dir::Read, q64.iops)?;
     }
     if let (Some(b), Some(jb)) = (big, job(plan::SEQ_READ_BIG)) {
-        f.fit_per_kib(jb, Dir::Read, b.bw_bytes_per_s, req_kib)?;
+        f.fit_per_kib(jb, b.bw_bytes_per_s, req_kib)?;
     }
     if let Some(j64) = job(&q64_id) {
         f.fit_worker(j64, Dir::Read, q64.iops)?;
@@ -339,7 +330,7 @@ pub fn fit_file_loop(
         f.fit_worker(jw, Dir::Write, w.iops)?;
         let r = f.costs.worker_ns as f64;
         let near = |v: u64| (v as f64 - r).abs() <= 0.05 * r;
-        if !f.matches(jw, w.iops, |d| d.iops)? || f.costs.worker_write_ns.is_some_and(near) {
+        if !f.matches_iops(jw, w.iops)? || f.costs.worker_write_ns.is_some_and(near) {
             f.costs.worker_write_ns = None;
         }
     }
