@@ -298,7 +298,29 @@ pub(crate) trait BlkMq: BlkHost {
         }
         self.free_merged(dev);
         self.piece_submitted(id);
-        self.run_hw_queue_async(dev);
+        if self.blk().submit_bio_plug {
+            self.flush_submit_plug(dev);
+        } else {
+            self.run_hw_queue_async(dev);
+        }
+    }
+
+    /// `blk_finish_plug` of the plug `__submit_bio` opens around the bio
+    /// (switch `blk_mq.submit_bio_plug = on`): the request just added to it
+    /// goes to the scheduler and the queue is run synchronously, in the
+    /// submitter's context (`blk_mq_flush_plug_list(plug, false)` →
+    /// `blk_mq_dispatch_plug_list` → `blk_mq_run_hw_queue(hctx, false)`),
+    /// never through kblockd; the scheduler was told at its insertion
+    /// ([`crate::block::elevator::Elevator::insert`]) that this run does not replace a pending
+    /// delayed re-run. Without a scheduler the plug is issued directly
+    /// (`blk_mq_plug_issue_direct`), as an unplugged request is.
+    ///
+    /// Simplified: the plug holds this one request (each bio, and each
+    /// split piece, has its own `__submit_bio`); a request allocated after
+    /// a sleep for a tag is flushed at the wake-up, as its task's
+    /// `blk_finish_plug` is.
+    fn flush_submit_plug(&mut self, dev: DevId) {
+        self.run_queue(dev);
     }
 
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):

@@ -100,6 +100,10 @@ pub struct BlockLayer {
     /// completion or a timer runs in interrupt or kworker context, whose
     /// time nobody's clock is charged with.
     pub(crate) submit_cpu_ns: Option<Ns>,
+    /// Switch `blk_mq.submit_bio_plug = on`: `__submit_bio` holds a plug
+    /// around every bio, so an insertion's queue run is the plug's
+    /// synchronous flush, not an asynchronous run (read once, at build).
+    pub(crate) submit_bio_plug: bool,
 }
 
 impl DevState {

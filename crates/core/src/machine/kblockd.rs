@@ -13,7 +13,10 @@
 //!
 //! The asynchronous runs modelled here: the insertion's
 //! (`blk_mq_submit_bio` without a plug: `blk_mq_sched_insert_request(rq,
-//! false, true, true)` in 6.1, `blk_mq_run_hw_queue(hctx, true)` in 6.12),
+//! false, true, true)` in 6.1, `blk_mq_run_hw_queue(hctx, true)` in 6.12;
+//! where `__submit_bio` holds a plug around every bio, switch
+//! `blk_mq.submit_bio_plug = on`, 6.12, the insertion's run is the plug's
+//! synchronous flush in the submitter's context and is not one of these),
 //! the completion's (`blk_mq_sched_restart`, `bfq_schedule_dispatch` →
 //! `blk_mq_run_hw_queues(q, true)`) and the scheduler's timers (the
 //! `BLK_MQ_BUDGET_DELAY` re-run is `hctx->run_work` itself; bfq's idle-slice

@@ -228,6 +228,7 @@ impl Sim {
                 kblockd: Default::default(),
                 blk: BlockLayer {
                     hz: cfg.hz,
+                    submit_bio_plug: cfg.switches.is("blk_mq.submit_bio_plug", "on"),
                     switches: cfg.switches,
                     cgroups: cfg.cgroups,
                     devs,

@@ -110,8 +110,25 @@ pub const SWITCHES: &[SwitchDef] = &[
                blk_mq_insert_request + blk_mq_run_hw_queue(hctx, true) in 6.12.117 and mainline): the run \
                is hctx->run_work queued on kblockd with delay 0 (kblockd_mod_delayed_work_on, \
                mod_delayed_work), which replaces a pending BLK_MQ_BUDGET_DELAY re-run, and on a host with \
-               CPUs the dispatch happens in a kblockd kernel thread. 'inline' = the simulator's earlier \
+               CPUs the dispatch happens in a kblockd kernel thread. Where __submit_bio plugs every bio \
+               (blk_mq.submit_bio_plug=on), only the completions' and the scheduler's runs are these; \
+               the insertion's is the plug's synchronous flush. 'inline' = the simulator's earlier \
                simplification: the submitter dispatches in its own call and a pending delayed re-run stays.",
+    },
+    SwitchDef {
+        name: "blk_mq.submit_bio_plug",
+        values: &["off", "on"],
+        default: "off",
+        help: "Whether __submit_bio opens a plug around every bio when its submitter holds none. 'on' = \
+               v6.10..v7.1 (060406c61c7c 'block: add plug while submitting IO'; checked in Debian's 6.12.117 \
+               source, and on the development hosts' 6.18.44, whose fio issues every QD1 request of a bfq \
+               loop device itself): blk_mq_submit_bio adds the request to that plug and blk_finish_plug \
+               flushes it (blk_mq_flush_plug_list(plug, false) -> blk_mq_dispatch_plug_list: the \
+               scheduler's insert_requests, then blk_mq_run_hw_queue(hctx, false)), so the insertion's \
+               queue run is synchronous, in the submitter's context, and leaves a pending delayed re-run \
+               where it is. 'off' = v6.9 and earlier (6.1.176's __submit_bio has no plug) and v7.2+ \
+               (9cbbac29d752 'block: Remove redundant plug in __submit_bio()', block-7.2, June 2026): an \
+               unplugged insertion runs the queue asynchronously (switch blk_mq.insert_run).",
     },
     SwitchDef {
         name: "wbt.lat_show",
@@ -155,6 +172,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.idle_groups", "2d29c9f89fcd"),
             ("bfq.asym_request_size", "off"),
             ("blk_mq.insert_run", "kblockd"),
+            ("blk_mq.submit_bio_plug", "off"),
             ("wbt.lat_show", "target"),
         ],
         notes: "blk-throttle is 6.1.y's single FIFO (throttle.wait=joint-fifo, checked against Debian's \
@@ -179,6 +197,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("blk_mq.insert_run", "kblockd"),
+            ("blk_mq.submit_bio_plug", "on"),
             ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "v6.10..v6.17 left non-rotational devices at HZ/50 slices after io.low was removed; \
@@ -187,7 +206,9 @@ pub const PROFILES: &[KernelProfile] = &[
                 blk-throttle is the v6.12..v6.14 single FIFO (throttle.wait=joint-fifo-min-wait, checked \
                 against Debian's 6.12.117 source): bytes and IO charged together in one FIFO per \
                 direction, signed carryover fields, minimum iops wait HZ/iops+1; the v6.16 split into bps \
-                and iops queues is not in 6.12.y.",
+                and iops queues is not in 6.12.y. __submit_bio holds a plug around every bio \
+                (blk_mq.submit_bio_plug=on, 060406c61c7c, v6.10; still in Debian's 6.12.117): an \
+                insertion's queue run is synchronous, in the submitter's context.",
     },
     KernelProfile {
         name: "6.18",
@@ -203,10 +224,14 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("blk_mq.insert_run", "kblockd"),
+            ("blk_mq.submit_bio_plug", "on"),
             ("wbt.lat_show", "zero-when-off"),
         ],
         notes: "Carries the blk-throttle slice fix (HZ/10 on every device); predates the 2026 \
-                blk-iocost busy_level fix.",
+                blk-iocost busy_level fix. Insertions run the queue synchronously \
+                (blk_mq.submit_bio_plug=on): on the development hosts' 6.18.44, fio itself issues \
+                19,777 of 19,777 QD1 requests of a bfq loop device (block_rq_issue's task), none \
+                a kworker.",
     },
     KernelProfile {
         name: "mainline",
@@ -222,9 +247,13 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
             ("blk_mq.insert_run", "kblockd"),
+            ("blk_mq.submit_bio_plug", "off"),
             ("wbt.lat_show", "zero-when-off"),
         ],
-        notes: "",
+        notes: "No plug around every bio (blk_mq.submit_bio_plug=off): 9cbbac29d752 'block: Remove \
+                redundant plug in __submit_bio()' (block-7.2, June 2026). A proposed follow-up \
+                (September 2026, 'blk-mq: run the hw queue synchronously for unplugged scheduler \
+                inserts') would make the insertion's run synchronous again; not known to be merged.",
     },
 ];
 

@@ -15,10 +15,15 @@ const KBLOCKD_NS: u64 = 3_000;
 /// with wake-up preemption; returns its I/Os in the 1 s run and its clat's
 /// minimum.
 fn qd1(insert_run: &str, cpus: u32) -> (u64, u64) {
+    qd1_on("mq-deadline", insert_run, "off", cpus)
+}
+
+/// [`qd1`] under scheduler `sched`, with switch `blk_mq.submit_bio_plug`.
+fn qd1_on(sched: &str, insert_run: &str, plug: &str, cpus: u32) -> (u64, u64) {
     let mut d = nullb_dev(0, 128);
     d.info.name = "loop0".into();
     d.info.major = 7;
-    d.scheduler = "mq-deadline".into();
+    d.scheduler = sched.into();
     d.model = ModelSpec::Loop(LoopSpec {
         backing: Some("tmpfs".into()),
         worker_ns: WORKER_NS as i64,
@@ -29,6 +34,7 @@ fn qd1(insert_run: &str, cpus: u32) -> (u64, u64) {
         vec![(job("a", RwPattern::RandRead, 4096, 1, 1), "/")],
     );
     cfg.switches.set("blk_mq.insert_run", insert_run).unwrap();
+    cfg.switches.set("blk_mq.submit_bio_plug", plug).unwrap();
     if cpus > 0 {
         cfg.cpu.cpus = HostCpus {
             wakeup_preempt: true,
@@ -75,4 +81,31 @@ fn the_free_host_runs_the_queue_inline_whatever_the_switch() {
     // no CPUs: no kernel thread to hop to; only the 3 ms re-run's
     // replacement (bfq) depends on the switch
     assert_eq!(qd1("kblockd", 0), qd1("inline", 0));
+}
+
+#[test]
+fn under_the_per_bio_plug_the_submitter_dispatches_itself() {
+    // blk_mq.submit_bio_plug = on (6.12): the insertion's run is the flush
+    // of the plug __submit_bio holds, synchronous, in the job's own call;
+    // no kworker is woken for it. Under bfq a lone QD1 reader's completion
+    // makes no run either (nothing queued), so the run is the inline one,
+    // I/O for I/O
+    let inline = qd1_on("bfq", "inline", "off", 1);
+    assert_eq!(qd1_on("bfq", "kblockd", "on", 1), inline);
+    assert_eq!(inline.1, 0, "done when the submit call returns");
+    // without the plug (6.1) the same insertion hops to the kworker: its
+    // wake-up and run, at least, are added to every request
+    let (ios, clat_min) = qd1_on("bfq", "kblockd", "off", 1);
+    let extra = 1e9 / ios as f64 - 1e9 / inline.0 as f64;
+    assert!(
+        extra >= (WAKE_NS + KBLOCKD_NS) as f64 * 0.99,
+        "{extra:.0} ns more per request than inline"
+    );
+    assert!(clat_min >= WORKER_NS, "clat min {clat_min}");
+    // the free host has no kworker: the plug changes nothing there for a
+    // lone reader
+    assert_eq!(
+        qd1_on("bfq", "kblockd", "on", 0),
+        qd1_on("bfq", "kblockd", "off", 0)
+    );
 }

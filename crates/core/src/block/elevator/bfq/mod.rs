@@ -122,6 +122,10 @@ pub struct Bfq {
     /// Switch `blk_mq.insert_run` = kblockd: an asynchronous run replaces
     /// a pending delayed re-run ([`run`]).
     sw_kblockd: bool,
+    /// Switch `blk_mq.submit_bio_plug` = on: the insertion's run is the
+    /// per-bio plug's synchronous flush, which leaves a pending delayed
+    /// re-run where it is ([`run`]).
+    sw_submit_plug: bool,
     /// The hardware-queue run under way and the delayed re-run ([`run`]).
     run: run::QueueRun,
 }
@@ -175,6 +179,7 @@ impl Bfq {
             sw_groups_2018: false,
             sw_req_size: false,
             sw_kblockd: false,
+            sw_submit_plug: false,
             run: run::QueueRun::default(),
         };
         b.group_of_cg.insert(crate::block::blk_cgroup::ROOT, 0);
@@ -204,6 +209,7 @@ impl Bfq {
         self.sw_groups_2018 = ctx.switches.is("bfq.idle_groups", "2d29c9f89fcd");
         self.sw_req_size = ctx.switches.is("bfq.asym_request_size", "on");
         self.sw_kblockd = ctx.switches.is("blk_mq.insert_run", "kblockd");
+        self.sw_submit_plug = ctx.switches.is("blk_mq.submit_bio_plug", "on");
     }
 
     #[inline]

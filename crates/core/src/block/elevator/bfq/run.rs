@@ -42,6 +42,16 @@
 //! the end of that queue's slot, not for the next 3 ms mark. With switch
 //! `blk_mq.insert_run = inline` (the earlier simplification) the pending
 //! re-run stays where it is.
+//!
+//! Where `__submit_bio` holds a plug around every bio (switch
+//! `blk_mq.submit_bio_plug = on`: 060406c61c7c, v6.10, in 6.12.y; removed
+//! again by 9cbbac29d752 for v7.2), the insertion's run is not that
+//! asynchronous one: `blk_finish_plug` flushes the plug and runs the queue
+//! synchronously (`blk_mq_dispatch_plug_list` → `blk_mq_run_hw_queue(hctx,
+//! false)` → `blk_mq_sched_dispatch_requests`), which does not touch
+//! `hctx->run_work`: the pending re-run stays, and fires 3 ms after the
+//! empty pass that armed it, as under `inline`. `bfq_schedule_dispatch`'s
+//! run stays asynchronous.
 
 use super::*;
 
@@ -60,9 +70,14 @@ pub(super) struct QueueRun {
 
 impl Bfq {
     /// A hardware-queue run starts (`blk_mq_run_hw_queue` after an
-    /// insertion).
+    /// insertion): asynchronous without a plug, the plug's synchronous
+    /// flush with one (switch `blk_mq.submit_bio_plug`).
     pub(super) fn run_hw_queue(&mut self) {
-        self.async_run();
+        if self.sw_submit_plug {
+            self.run.pending = true;
+        } else {
+            self.async_run();
+        }
     }
 
     /// `bfq_schedule_dispatch`: run the queue if requests are queued.
