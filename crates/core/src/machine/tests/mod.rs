@@ -11,6 +11,7 @@ mod loop_worker;
 mod mq_deadline;
 mod pagecache;
 mod phases;
+mod qos_hooks;
 mod stacking;
 mod throttle_order;
 
@@ -260,7 +261,7 @@ fn iotrack_counting_off_changes_nothing_else() {
         let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
         sim.set_iotrack_counting(counting);
         // with counting off the chain (blk-iotrack alone) is skipped per I/O
-        assert_eq!(sim.k.blk.devs[0].st.qos_idle, !counting);
+        assert_eq!(sim.k.blk.devs[0].st.qos_any.is_empty(), !counting);
         sim.run_until(NSEC_PER_SEC / 2);
         let mid = counting.then(|| sim.iotrack_stat_file(1));
         let r = sim.run();
