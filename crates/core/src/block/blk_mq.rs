@@ -213,15 +213,18 @@ pub(crate) trait BlkMq: BlkHost {
             if !self.blk().devs[dev as usize].st.qos_hooks[i].has(QosHooks::THROTTLE) {
                 continue;
             }
-            let verdict = {
+            let (verdict, timer_moved) = {
                 let b = self.blk();
                 let d = &mut b.devs[dev as usize];
                 let mut ctx = dev_ctx!(b, now, d);
                 let bio = b.bios.get_mut(id);
                 bio.qos_pos = i as u8 + 1;
-                d.st.qos[i].throttle(&mut ctx, id, bio)
+                let verdict = d.st.qos[i].throttle(&mut ctx, id, bio);
+                (verdict, ctx.timer_moved)
             };
-            self.rearm_qos_member(dev, i);
+            if timer_moved {
+                self.rearm_qos_member(dev, i);
+            }
             if verdict == QosVerdict::Wait {
                 return;
             }

@@ -30,6 +30,7 @@ macro_rules! dev_ctx {
             cgroups: &$b.cgroups,
             switches: &$b.switches,
             trace: &mut $b.trace,
+            timer_moved: true,
         }
     };
 }
@@ -143,6 +144,7 @@ impl BlockLayer {
             cgroups: &self.cgroups,
             switches: &self.switches,
             trace: &mut self.trace,
+            timer_moved: true,
         };
         (ctx, &mut d.st)
     }

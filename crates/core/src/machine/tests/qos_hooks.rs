@@ -1,6 +1,8 @@
-//! The hooks an rq_qos member names ([`RqQos::hooks`]) only save calls:
-//! a run whose chain members are called in every hook, and re-armed after
-//! every completion, gives the same output byte for byte.
+//! The hooks an rq_qos member names ([`RqQos::hooks`]) and what its
+//! `throttle` says of its timers (`Ctx::timer_moved`) only save calls: a
+//! run whose chain members are called in every hook and re-armed after
+//! every `throttle` and every completion gives the same output byte for
+//! byte.
 
 use std::any::Any;
 
@@ -18,7 +20,8 @@ use crate::sim::trace::Tracer;
 
 use super::{config, job, nullb_dev};
 
-/// A member that passes every call on and names every hook.
+/// A member that passes every call on, names every hook and says that its
+/// timers may have moved after every `throttle`.
 struct EveryHook(Box<dyn RqQos>);
 
 impl RqQos for EveryHook {
@@ -26,7 +29,9 @@ impl RqQos for EveryHook {
         self.0.name()
     }
     fn throttle(&mut self, ctx: &mut Ctx, id: BioId, bio: &mut Bio) -> QosVerdict {
-        self.0.throttle(ctx, id, bio)
+        let verdict = self.0.throttle(ctx, id, bio);
+        ctx.timer_moved = true;
+        verdict
     }
     fn merge(&mut self, ctx: &mut Ctx, rq: &Request, bio: &mut Bio) {
         self.0.merge(ctx, rq, bio)
