@@ -18,7 +18,7 @@ use crate::sim::kerr::KernelError;
 use crate::sim::time::{Ns, NSEC_PER_SEC};
 use crate::sim::trace::Tracer;
 
-use super::{config, job, nullb_dev};
+use super::{iocost_lo_hi, job, nullb_dev};
 
 /// A member that passes every call on, names every hook and says that its
 /// timers may have moved after every `throttle`.
@@ -92,23 +92,17 @@ fn naming_the_hooks_changes_no_output() {
         dev.info.major = 8;
         dev.info.minor = 0;
         dev.scheduler = "mq-deadline".into();
-        let mut cfg = config(
-            vec![dev],
-            vec![
-                (job("lo", RwPattern::RandRw, 4096, 16, 1), "/lo"),
-                (job("hi", RwPattern::Write, 16384, 8, 1), "/hi"),
+        let mut cfg = iocost_lo_hi(
+            dev,
+            [
+                job("lo", RwPattern::RandRw, 4096, 16, 1),
+                job("hi", RwPattern::Write, 16384, 8, 1),
             ],
-        );
-        cfg.cgroups.write_file(0, "io.cost.model", "8:0 ctrl=user model=linear rbps=200000000 rseqiops=20000 rrandiops=20000 wbps=200000000 wseqiops=20000 wrandiops=20000");
-        cfg.cgroups.write_file(
-            0,
-            "io.cost.qos",
-            "8:0 enable=1 ctrl=user rpct=90 rlat=2000 wpct=90 wlat=5000 min=50 max=150",
+            "rbps=200000000 rseqiops=20000 rrandiops=20000 wbps=200000000 wseqiops=20000 wrandiops=20000",
+            "rpct=90 rlat=2000 wpct=90 wlat=5000 min=50 max=150",
+            [100, 400],
         );
         let lo = cfg.cgroups.find("/lo").unwrap();
-        let hi = cfg.cgroups.find("/hi").unwrap();
-        cfg.cgroups.write_file(lo, "io.weight", "default 100");
-        cfg.cgroups.write_file(hi, "io.weight", "default 400");
         cfg.writes.push(TimedWrite {
             at: NSEC_PER_SEC / 2,
             cgroup: lo,
