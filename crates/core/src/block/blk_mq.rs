@@ -16,7 +16,7 @@ use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
 use crate::block::disk::Lower;
 use crate::block::layer::{BlkHost, BlockLayer};
 use crate::block::request::{ReqId, Request, Submitter};
-use crate::block::rq_qos::QosVerdict;
+use crate::block::rq_qos::{QosHooks, QosVerdict};
 use crate::sim::engine::Ev;
 use crate::sim::probe::Probe;
 use crate::sim::time::Ns;
@@ -190,8 +190,8 @@ pub(crate) trait BlkMq: BlkHost {
         let r = b.reqs.get(rq);
         let bio = b.bios.get_mut(id);
         d.st.diskstats.merged(bio.op);
-        if !d.st.qos_idle {
-            for q in d.st.qos.iter_mut() {
+        if d.st.qos_any.has(QosHooks::MERGE) {
+            for q in d.st.qos_in(QosHooks::MERGE) {
                 q.merge(&mut ctx, r, bio);
             }
         }
@@ -203,18 +203,28 @@ pub(crate) trait BlkMq: BlkHost {
         let now = self.now();
         let start = self.blk().bios.get(id).qos_pos as usize;
         let st = &self.blk().devs[dev as usize].st;
-        // an idle chain: every member would let the bio go, arming nothing
-        let n = if st.qos_idle { 0 } else { st.qos.len() };
+        // a member without the hook would let the bio go, arming nothing
+        let n = if st.qos_any.has(QosHooks::THROTTLE) {
+            st.qos.len()
+        } else {
+            0
+        };
         for i in start..n {
-            let verdict = {
+            if !self.blk().devs[dev as usize].st.qos_hooks[i].has(QosHooks::THROTTLE) {
+                continue;
+            }
+            let (verdict, timer_moved) = {
                 let b = self.blk();
                 let d = &mut b.devs[dev as usize];
                 let mut ctx = dev_ctx!(b, now, d);
                 let bio = b.bios.get_mut(id);
                 bio.qos_pos = i as u8 + 1;
-                d.st.qos[i].throttle(&mut ctx, id, bio)
+                let verdict = d.st.qos[i].throttle(&mut ctx, id, bio);
+                (verdict, ctx.timer_moved)
             };
-            self.rearm_qos_member(dev, i);
+            if timer_moved {
+                self.rearm_qos_member(dev, i);
+            }
             if verdict == QosVerdict::Wait {
                 return;
             }
@@ -289,8 +299,8 @@ pub(crate) trait BlkMq: BlkHost {
             let mut ctx = dev_ctx!(b, now, d);
             let r = b.reqs.get(rid);
             let bio = b.bios.get(id);
-            if !d.st.qos_idle {
-                for q in d.st.qos.iter_mut() {
+            if d.st.qos_any.has(QosHooks::TRACK) {
+                for q in d.st.qos_in(QosHooks::TRACK) {
                     q.track(&mut ctx, r, bio);
                 }
             }
@@ -348,8 +358,10 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.tag_bits.put(rq.tag);
             d.st.diskstats.merged_request(now, rq.op);
             let mut ctx = dev_ctx!(b, now, d);
-            for q in d.st.qos.iter_mut() {
-                q.done(&mut ctx, &rq, &mut released);
+            if d.st.qos_any.has(QosHooks::DONE) {
+                for q in d.st.qos_in(QosHooks::DONE) {
+                    q.done(&mut ctx, &rq, &mut released);
+                }
             }
         }
         for _ in 0..nr_freed {
@@ -432,8 +444,8 @@ pub(crate) trait BlkMq: BlkHost {
                 b.bios.get_mut(bi).t_issue = now;
             }
             let r = b.reqs.get(rid);
-            if !d.st.qos_idle {
-                for q in d.st.qos.iter_mut() {
+            if d.st.qos_any.has(QosHooks::ISSUE) {
+                for q in d.st.qos_in(QosHooks::ISSUE) {
                     q.issue(&mut ctx, r);
                 }
             }
@@ -501,8 +513,8 @@ pub(crate) trait BlkMq: BlkHost {
             let mut ctx = dev_ctx!(b, now, d);
             // the elevators do not look the finished request up
             d.st.elv.completed(&mut ctx, &b.reqs, rid);
-            if !d.st.qos_idle {
-                for q in d.st.qos.iter_mut() {
+            if d.st.qos_any.has(QosHooks::DONE) {
+                for q in d.st.qos_in(QosHooks::DONE) {
                     q.done(&mut ctx, rq, &mut released);
                 }
             }
@@ -519,8 +531,13 @@ pub(crate) trait BlkMq: BlkHost {
         }
         self.continue_released(dev, &mut released);
         self.blk().released = released;
-        if !self.blk().devs[dev as usize].st.qos_idle {
-            self.rearm_qos(dev);
+        // a released bio re-armed its members in `qos_throttle`
+        if self.blk().devs[dev as usize]
+            .st
+            .qos_any
+            .has(QosHooks::TIMER_ON_DONE)
+        {
+            self.rearm_qos_on_done(dev);
         }
         // `blk_mq_sched_restart` (a run that stopped on a full device) and
         // the scheduler's own request (`bfq_schedule_dispatch`) run it
@@ -548,10 +565,10 @@ pub(crate) trait BlkMq: BlkHost {
         {
             let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
-            if !d.st.qos_idle {
+            if d.st.qos_any.has(QosHooks::DONE_BIO) {
                 let mut ctx = dev_ctx!(b, now, d);
                 let bio = b.bios.get(id);
-                for q in d.st.qos.iter_mut() {
+                for q in d.st.qos_in(QosHooks::DONE_BIO) {
                     q.done_bio(&mut ctx, bio, released);
                 }
             }
@@ -610,6 +627,16 @@ pub(crate) trait BlkMq: BlkHost {
     fn rearm_qos(&mut self, dev: DevId) {
         for i in 0..self.blk().devs[dev as usize].st.qos.len() {
             self.rearm_qos_member(dev, i);
+        }
+    }
+
+    /// After a completion: the members whose timers `merge`, `done`,
+    /// `done_bio` or `return_delay` may have moved (`TIMER_ON_DONE`).
+    fn rearm_qos_on_done(&mut self, dev: DevId) {
+        for i in 0..self.blk().devs[dev as usize].st.qos.len() {
+            if self.blk().devs[dev as usize].st.qos_hooks[i].has(QosHooks::TIMER_ON_DONE) {
+                self.rearm_qos_member(dev, i);
+            }
         }
     }
 

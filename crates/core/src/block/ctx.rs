@@ -1,4 +1,5 @@
-//! What a controller sees of the world when the block layer calls into it.
+//! What a controller sees of the world when the block layer calls into it,
+//! and what it tells the block layer back.
 
 use crate::block::blk_cgroup::CgroupTree;
 use crate::block::disk::DeviceInfo;
@@ -13,6 +14,11 @@ pub struct Ctx<'a> {
     pub cgroups: &'a CgroupTree,
     pub switches: &'a Switches,
     pub trace: &'a mut Tracer,
+    /// Told back by an rq_qos member's `throttle`: whether its `next_timer`
+    /// may have moved, so that the block layer re-arms its timer. True
+    /// before every call: a member that never clears it is re-armed after
+    /// each one.
+    pub timer_moved: bool,
 }
 
 impl Ctx<'_> {

@@ -12,7 +12,7 @@ use crate::block::ctx::Ctx;
 use crate::block::disk::{DeviceInfo, DeviceModel};
 use crate::block::elevator::Elevator;
 use crate::block::request::Request;
-use crate::block::rq_qos::RqQos;
+use crate::block::rq_qos::{QosHooks, RqQos};
 use crate::sim::clock::{Armed, Clock};
 use crate::sim::slab::Slab;
 use crate::sim::switches::Switches;
@@ -30,6 +30,7 @@ macro_rules! dev_ctx {
             cgroups: &$b.cgroups,
             switches: &$b.switches,
             trace: &mut $b.trace,
+            timer_moved: true,
         }
     };
 }
@@ -57,9 +58,11 @@ pub(crate) struct DevState {
     pub elv: Box<dyn Elevator>,
     pub qos: Vec<Box<dyn RqQos>>,
     pub qos_armed: Vec<Armed>,
-    /// No member of `qos` does anything per I/O ([`RqQos::per_io`]): the
-    /// path does not walk the chain (kept by `note_qos_members`).
-    pub qos_idle: bool,
+    /// Each member's [`RqQos::hooks`], in chain order, and their union:
+    /// the path calls a member only in its hooks and walks the chain for a
+    /// hook only if some member has it (kept by `note_qos_members`).
+    pub qos_hooks: Vec<QosHooks>,
+    pub qos_any: QosHooks,
     pub elv_armed: Armed,
     /// Which of the nr_requests tags are in use (each request holds its
     /// own, `Request::tag`).
@@ -107,17 +110,31 @@ pub struct BlockLayer {
 }
 
 impl DevState {
-    /// Recompute `qos_idle` after the chain or a member's
-    /// [`RqQos::per_io`] changed.
+    /// Recompute `qos_hooks` and `qos_any` after the chain or a member's
+    /// [`RqQos::hooks`] changed.
     pub(crate) fn note_qos_members(&mut self) {
-        self.qos_idle = chain_idle(&self.qos);
+        (self.qos_hooks, self.qos_any) = chain_hooks(&self.qos);
+    }
+
+    /// The chain's members that act in hook `h`, in chain order. The hot
+    /// paths test `qos_any` first, so that a hook no member has costs one
+    /// test.
+    #[inline]
+    pub(crate) fn qos_in(&mut self, h: QosHooks) -> impl Iterator<Item = &mut Box<dyn RqQos>> {
+        self.qos
+            .iter_mut()
+            .zip(&self.qos_hooks)
+            .filter(move |(_, k)| k.has(h))
+            .map(|(q, _)| q)
     }
 }
 
-/// Whether no member of an rq_qos chain does anything per I/O
-/// ([`RqQos::per_io`]): the value of `DevState::qos_idle`.
-pub(crate) fn chain_idle(qos: &[Box<dyn RqQos>]) -> bool {
-    !qos.iter().any(|q| q.per_io())
+/// Each member's [`RqQos::hooks`] and their union: the values of
+/// `DevState::qos_hooks` and `DevState::qos_any`.
+pub(crate) fn chain_hooks(qos: &[Box<dyn RqQos>]) -> (Vec<QosHooks>, QosHooks) {
+    let hooks: Vec<QosHooks> = qos.iter().map(|q| q.hooks()).collect();
+    let any = hooks.iter().fold(QosHooks::NONE, |a, &h| a | h);
+    (hooks, any)
 }
 
 impl BlockLayer {
@@ -131,6 +148,7 @@ impl BlockLayer {
             cgroups: &self.cgroups,
             switches: &self.switches,
             trace: &mut self.trace,
+            timer_moved: true,
         };
         (ctx, &mut d.st)
     }
@@ -138,13 +156,22 @@ impl BlockLayer {
     /// `blkcg_maybe_throttle_current`: the delay the rq_qos chain charges a
     /// task of cgroup `cg` on its way back to user space from a call that
     /// submitted to device `dev`.
+    #[inline]
     pub(crate) fn return_delay(&mut self, now: Ns, dev: DevId, cg: CgId) -> Ns {
-        if self.devs[dev as usize].st.qos_idle {
+        if !self.devs[dev as usize]
+            .st
+            .qos_any
+            .has(QosHooks::RETURN_DELAY)
+        {
             return 0;
         }
+        self.chain_return_delay(now, dev, cg)
+    }
+
+    /// The walk of `return_delay`.
+    fn chain_return_delay(&mut self, now: Ns, dev: DevId, cg: CgId) -> Ns {
         let (mut ctx, st) = self.ctx_parts(now, dev);
-        st.qos
-            .iter_mut()
+        st.qos_in(QosHooks::RETURN_DELAY)
             .map(|q| q.return_delay(&mut ctx, cg))
             .sum()
     }

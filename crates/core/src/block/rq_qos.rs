@@ -20,6 +20,49 @@ pub enum QosVerdict {
     Wait,
 }
 
+/// A set of rq_qos hooks, as bits: what [`RqQos::hooks`] answers. A member
+/// leaves a hook out only where its implementation of that hook does
+/// nothing (the trait's default, or a body switched off); leaving out
+/// `TIMER_ON_DONE` says that nothing but `throttle`, `timer` and a cgroup
+/// file write moves its `next_timer`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QosHooks(u8);
+
+impl QosHooks {
+    pub const NONE: QosHooks = QosHooks(0);
+    pub const THROTTLE: QosHooks = QosHooks(1);
+    pub const MERGE: QosHooks = QosHooks(1 << 1);
+    pub const TRACK: QosHooks = QosHooks(1 << 2);
+    pub const ISSUE: QosHooks = QosHooks(1 << 3);
+    pub const DONE: QosHooks = QosHooks(1 << 4);
+    pub const DONE_BIO: QosHooks = QosHooks(1 << 5);
+    pub const RETURN_DELAY: QosHooks = QosHooks(1 << 6);
+    /// `merge`, `done`, `done_bio` or `return_delay` may move the member's
+    /// `next_timer`: the block layer re-arms its timer after each completion
+    /// (a member without it is re-armed after `throttle`, its timer and a
+    /// file write only).
+    pub const TIMER_ON_DONE: QosHooks = QosHooks(1 << 7);
+    pub const ALL: QosHooks = QosHooks(u8::MAX);
+
+    /// Whether every hook of `h` is in the set.
+    #[inline]
+    pub const fn has(self, h: QosHooks) -> bool {
+        self.0 & h.0 == h.0
+    }
+
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
+impl std::ops::BitOr for QosHooks {
+    type Output = QosHooks;
+    fn bitor(self, o: QosHooks) -> QosHooks {
+        QosHooks(self.0 | o.0)
+    }
+}
+
 pub trait RqQos {
     fn name(&self) -> &'static str;
 
@@ -63,14 +106,15 @@ pub trait RqQos {
     ) -> Option<Result<(), crate::sim::kerr::KernelError>> {
         None
     }
-    /// Whether any per-I/O hook above (throttle to done_bio, return_delay)
-    /// or the timer can do something now. When no member of a device's chain
-    /// can, the block layer skips the chain on that device's I/Os
-    /// (`DevState::qos_idle`). The answer may change only through a call the
-    /// machine follows with `DevState::note_qos_members` (today
-    /// `Sim::set_iotrack_counting`).
-    fn per_io(&self) -> bool {
-        true
+    /// Which of the hooks above this member acts in ([`QosHooks`]). The
+    /// block layer calls a member only in the hooks it names, and skips a
+    /// hook's walk altogether on a device where no member names it (a chain
+    /// of blk-iotrack alone with its counting off is not walked at all).
+    /// The answer may change only through a call the machine follows with
+    /// `DevState::note_qos_members` (today `Sim::set_iotrack_counting`).
+    /// The default, every hook, is always safe.
+    fn hooks(&self) -> QosHooks {
+        QosHooks::ALL
     }
     fn as_any(&self) -> &dyn Any;
     fn as_any_mut(&mut self) -> &mut dyn Any;

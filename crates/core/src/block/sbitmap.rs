@@ -243,6 +243,8 @@ impl<T: Copy> TagWaiters<T> {
     /// `woken` the sleepers this wakes, in the order they wake; each must
     /// try for a tag again and `sleep` if it finds none. One call wakes at
     /// most one batch (blk-mq frees a tag per call, `sbitmap_queue_clear`).
+    /// Inlined: on every completion, and nearly always with nobody asleep.
+    #[inline]
     pub fn freed(&mut self, nr: u32, woken: &mut Vec<T>) {
         if self.sleeping == 0 {
             // nobody waits: the free is not counted

@@ -48,6 +48,7 @@ pub(crate) fn ctx<'a>(
         cgroups,
         switches,
         trace,
+        timer_moved: true,
     }
 }
 

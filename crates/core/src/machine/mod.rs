@@ -154,6 +154,7 @@ impl Sim {
                     }
                 })?;
             qos.push(Box::new(iotrack));
+            let (qos_hooks, qos_any) = crate::block::layer::chain_hooks(&qos);
             devs.push(Dev {
                 info: d.info.clone(),
                 st: DevState {
@@ -164,7 +165,8 @@ impl Sim {
                     loop_worker: d.model.loop_worker(),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
-                    qos_idle: crate::block::layer::chain_idle(&qos),
+                    qos_hooks,
+                    qos_any,
                     qos,
                     elv_armed: Armed::default(),
                     tag_bits: crate::block::sbitmap::TagBitmap::new(d.info.nr_requests),

@@ -99,11 +99,21 @@ impl IoCost {
     }
 
     /// `current_hweight`: (hweight_active, hweight_inuse) out of WEIGHT_ONE.
+    /// The cached pair while the iocg's generation is the device's (the
+    /// per-I/O case, inlined into the callers), else the walk.
+    #[inline]
     pub(crate) fn current_hweight(&mut self, idx: usize) -> (u32, u32) {
-        if self.iocgs[idx].hweight_gen == self.hweight_gen {
-            let g = &self.iocgs[idx];
+        let g = &self.iocgs[idx];
+        if g.hweight_gen == self.hweight_gen {
             return (g.hweight_active, g.hweight_inuse);
         }
+        self.current_hweight_walk(idx)
+    }
+
+    /// The walk up the tree of `current_hweight` when the weights changed
+    /// since the iocg's cached pair.
+    #[inline(never)]
+    fn current_hweight_walk(&mut self, idx: usize) -> (u32, u32) {
         let (mut hwa, mut hwi) = (WEIGHT_ONE as u64, WEIGHT_ONE as u64);
         let level = self.iocgs[idx].level;
         for lvl in 0..level {

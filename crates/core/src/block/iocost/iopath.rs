@@ -25,14 +25,20 @@ impl IoCost {
 
     #[inline]
     fn set_bio_cost(&mut self, id: BioId, cost: u64) {
-        let i = id as usize;
-        if i >= self.bio_cost.len() {
-            if cost == 0 {
-                return;
-            }
-            self.bio_cost.resize(i + 1, 0);
+        match self.bio_cost.get_mut(id as usize) {
+            Some(c) => *c = cost,
+            None => self.grow_bio_cost(id, cost),
         }
-        self.bio_cost[i] = cost;
+    }
+
+    /// `set_bio_cost` for an id past the table: grown only to store a cost
+    /// (an absent entry reads 0).
+    #[cold]
+    fn grow_bio_cost(&mut self, id: BioId, cost: u64) {
+        if cost != 0 {
+            self.bio_cost.resize(id as usize + 1, 0);
+            self.bio_cost[id as usize] = cost;
+        }
     }
 
     #[inline]
@@ -97,6 +103,9 @@ impl IoCost {
     /// `adjust_inuse_and_calc_cost`: the relative cost, raising a donating
     /// iocg's inuse in 25 % steps when its budget has shrunk below what it
     /// needs (the in-period snapback).
+    /// The checks, which nearly every I/O passes with the cost as it is,
+    /// are inlined; the raising is `adjust_inuse`.
+    #[inline]
     pub(crate) fn adjust_inuse_and_calc_cost(
         &mut self,
         ctx: &mut Ctx,
@@ -105,10 +114,8 @@ impl IoCost {
         abs_cost: u64,
         now: &IocNow,
     ) -> u64 {
-        let (_, mut hwi) = self.current_hweight(idx);
-        let old_hwi = hwi;
-        let old_inuse = self.iocgs[idx].inuse;
-        let mut cost = abs_cost_to_cost(abs_cost, hwi);
+        let (_, hwi) = self.current_hweight(idx);
+        let cost = abs_cost_to_cost(abs_cost, hwi);
         let margin = now.vnow.wrapping_sub(vtime).wrapping_sub(cost) as i64;
         let g = &self.iocgs[idx];
         if g.abs_vdebt != 0 {
@@ -120,6 +127,25 @@ impl IoCost {
         if !g.on_active {
             return cost;
         }
+        self.adjust_inuse(ctx, idx, vtime, abs_cost, now, hwi)
+    }
+
+    /// The in-period snapback of `adjust_inuse_and_calc_cost`: inuse raised
+    /// in steps until the cost fits the budget or inuse reaches active.
+    #[inline(never)]
+    fn adjust_inuse(
+        &mut self,
+        ctx: &mut Ctx,
+        idx: usize,
+        vtime: u64,
+        abs_cost: u64,
+        now: &IocNow,
+        old_hwi: u32,
+    ) -> u64 {
+        let mut hwi;
+        let mut cost;
+        let g = &self.iocgs[idx];
+        let old_inuse = g.inuse;
         let mut new_inuse = g.inuse;
         let adj_step = div_round_up(g.active as u64 * INUSE_ADJ_STEP_PCT, 100) as u32;
         loop {
@@ -148,7 +174,11 @@ impl IoCost {
     }
 
     /// `ioc_rqos_throttle`
+    /// Tells the block layer (`ctx.timer_moved`) whether the period timer,
+    /// a waitq timer or the hand-out of wake-ups may have moved.
     pub(crate) fn rqos_throttle(&mut self, ctx: &mut Ctx, id: BioId, bio: &mut Bio) -> QosVerdict {
+        // the early returns arm nothing
+        ctx.timer_moved = false;
         self.set_bio_cost(id, 0);
         let idx = bio.cg as usize;
         if !self.enabled || self.iocgs[idx].level == 0 {
@@ -166,9 +196,13 @@ impl IoCost {
             return QosVerdict::Proceed;
         }
         let now = self.ioc_now(ctx.now);
+        let was_active = self.iocgs[idx].on_active;
         if !self.activate(ctx, idx, &now) {
             return QosVerdict::Proceed;
         }
+        // the timers move on the way to here only if this activation
+        // started a period; the slow paths below set the flag again
+        ctx.timer_moved = !was_active;
         self.iocgs[idx].cursor = bio.end_sector();
         let vtime = self.iocgs[idx].vtime;
         let cost = self.adjust_inuse_and_calc_cost(ctx, idx, vtime, abs_cost, &now);
@@ -183,6 +217,8 @@ impl IoCost {
             self.set_bio_cost(id, cost);
             return QosVerdict::Proceed;
         }
+        // debt, delay and the waitq: the timers may move
+        ctx.timer_moved = true;
         // bio_issue_as_root_blkg: REQ_META / REQ_SWAP are charged as debt
         let use_debt = bio.flags.meta;
         let mut ioc_locked = use_debt || g.abs_vdebt != 0;

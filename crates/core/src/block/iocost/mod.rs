@@ -42,7 +42,7 @@ use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::ctx::Ctx;
 use crate::block::disk::DeviceInfo;
 use crate::block::request::Request;
-use crate::block::rq_qos::{QosVerdict, RqQos};
+use crate::block::rq_qos::{QosHooks, QosVerdict, RqQos};
 use crate::sim::kerr::{Errno, KernelError};
 use crate::sim::switches::Switches;
 use crate::sim::time::{Hz, Ns};
@@ -679,6 +679,19 @@ impl RqQos for IoCost {
 
     fn timer(&mut self, ctx: &mut Ctx, released: &mut Vec<BioId>) {
         self.run_timers(ctx, released)
+    }
+
+    /// No `rq_qos_track` / `rq_qos_issue` (blk-iocost has neither), and its
+    /// timers (the period timer, the waitq hrtimers, the hand-out of
+    /// wake-ups) move only in `throttle` (activation starts a period,
+    /// `kick_waitq`), in the timers themselves and in cgroup file writes:
+    /// merge only adds debt and delay, done and done_bio only count.
+    fn hooks(&self) -> QosHooks {
+        QosHooks::THROTTLE
+            | QosHooks::MERGE
+            | QosHooks::DONE
+            | QosHooks::DONE_BIO
+            | QosHooks::RETURN_DELAY
     }
 
     fn next_timer(&self) -> Option<Ns> {

@@ -22,7 +22,7 @@ use crate::block::bio::{Bio, BioId};
 use crate::block::blk_cgroup::{CgId, CgroupTree, ROOT};
 use crate::block::ctx::Ctx;
 use crate::block::disk::DeviceInfo;
-use crate::block::rq_qos::{QosVerdict, RqQos};
+use crate::block::rq_qos::{QosHooks, QosVerdict, RqQos};
 use crate::sim::kerr::KernelError;
 
 pub use counters::{IotrackCounters, RqStat, IOT_NR, IOT_OTHER, IOT_READ, IOT_WRITE};
@@ -299,9 +299,14 @@ impl RqQos for IoTrack {
         }
     }
 
-    /// Its two per-I/O hooks only count; no timer, no delay.
-    fn per_io(&self) -> bool {
-        self.counting
+    /// Its two per-I/O hooks only count, and only while counting; no
+    /// timer, no delay.
+    fn hooks(&self) -> QosHooks {
+        if self.counting {
+            QosHooks::THROTTLE | QosHooks::DONE_BIO
+        } else {
+            QosHooks::NONE
+        }
     }
 
     fn write_file(

@@ -34,6 +34,7 @@ fn complete(it: &mut IoTrack, tree: &CgroupTree, b: &Bio, now: u64) {
         cgroups: tree,
         switches: &sw,
         trace: &mut tr,
+        timer_moved: true,
     };
     let mut rel = Vec::new();
     it.done_bio(&mut ctx, b, &mut rel);

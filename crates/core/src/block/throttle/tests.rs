@@ -87,6 +87,7 @@ impl H {
             cgroups: cgs,
             switches: sw,
             trace: tr,
+            timer_moved: true,
         };
         (th, ctx)
     }
@@ -718,6 +719,7 @@ fn split_pieces_count_as_ios_only_today() {
                 cgroups: cgs,
                 switches: sw,
                 trace: tr,
+                timer_moved: true,
             };
             th.bio_split(&mut ctx, c, Op::Read, 1);
         }

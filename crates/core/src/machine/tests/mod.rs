@@ -11,6 +11,7 @@ mod loop_worker;
 mod mq_deadline;
 mod pagecache;
 mod phases;
+mod qos_hooks;
 mod stacking;
 mod throttle_order;
 
@@ -182,6 +183,32 @@ fn throttle_riops_paces_and_shows_in_clat() {
     );
 }
 
+/// Jobs `lo` and `hi` in cgroups /lo and /hi of device 8:0 under
+/// blk-iocost: the user cost model `model` and QoS `qos` (the bodies after
+/// `ctrl=user`), io.weight `weights` for /lo and /hi.
+pub(crate) fn iocost_lo_hi(
+    dev: DeviceConfig,
+    [lo_job, hi_job]: [JobSpec; 2],
+    model: &str,
+    qos: &str,
+    weights: [u32; 2],
+) -> SimConfig {
+    let mut cfg = config(vec![dev], vec![(lo_job, "/lo"), (hi_job, "/hi")]);
+    cfg.cgroups.write_file(
+        0,
+        "io.cost.model",
+        &format!("8:0 ctrl=user model=linear {model}"),
+    );
+    cfg.cgroups
+        .write_file(0, "io.cost.qos", &format!("8:0 enable=1 ctrl=user {qos}"));
+    for (path, w) in ["/lo", "/hi"].into_iter().zip(weights) {
+        let cg = cfg.cgroups.find(path).unwrap();
+        cfg.cgroups
+            .write_file(cg, "io.weight", &format!("default {w}"));
+    }
+    cfg
+}
+
 #[test]
 fn iocost_fixed_vrate_weights_split_1_to_3() {
     // A device ten times faster than the cost model, vrate pinned at 100 %
@@ -202,23 +229,16 @@ fn iocost_fixed_vrate_weights_split_1_to_3() {
         latency_ns: 0,
         queue_depth: 64,
     });
-    let mut cfg = config(
-        vec![dev],
-        vec![
-            (job("lo", RwPattern::RandRead, 4096, 16, 4), "/lo"),
-            (job("hi", RwPattern::RandRead, 4096, 16, 4), "/hi"),
+    let cfg = iocost_lo_hi(
+        dev,
+        [
+            job("lo", RwPattern::RandRead, 4096, 16, 4),
+            job("hi", RwPattern::RandRead, 4096, 16, 4),
         ],
+        "rbps=400000000 rseqiops=10000 rrandiops=10000 wbps=400000000 wseqiops=10000 wrandiops=10000",
+        "rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100",
+        [100, 300],
     );
-    cfg.cgroups.write_file(0, "io.cost.model", "8:0 ctrl=user model=linear rbps=400000000 rseqiops=10000 rrandiops=10000 wbps=400000000 wseqiops=10000 wrandiops=10000");
-    cfg.cgroups.write_file(
-        0,
-        "io.cost.qos",
-        "8:0 enable=1 ctrl=user rpct=0 rlat=0 wpct=0 wlat=0 min=100 max=100",
-    );
-    let lo = cfg.cgroups.find("/lo").unwrap();
-    let hi = cfg.cgroups.find("/hi").unwrap();
-    cfg.cgroups.write_file(lo, "io.weight", "default 100");
-    cfg.cgroups.write_file(hi, "io.weight", "default 300");
     let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
     let r = sim.run();
     let a = r.jobs[0].stats.dirs[0].iops();
@@ -260,7 +280,7 @@ fn iotrack_counting_off_changes_nothing_else() {
         let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
         sim.set_iotrack_counting(counting);
         // with counting off the chain (blk-iotrack alone) is skipped per I/O
-        assert_eq!(sim.k.blk.devs[0].st.qos_idle, !counting);
+        assert_eq!(sim.k.blk.devs[0].st.qos_any.is_empty(), !counting);
         sim.run_until(NSEC_PER_SEC / 2);
         let mid = counting.then(|| sim.iotrack_stat_file(1));
         let r = sim.run();

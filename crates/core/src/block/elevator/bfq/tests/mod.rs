@@ -38,6 +38,7 @@ macro_rules! ctx {
             cgroups: &$h.cg,
             switches: &$h.sw,
             trace: &mut $h.tr,
+            timer_moved: true,
         }
     };
 }
