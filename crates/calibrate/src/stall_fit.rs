@@ -1,7 +1,7 @@
 //! The host's background work (`[host] stall_interval_ns`, `stall_ns`;
 //! `blklab_core::sim::background`) fitted from the tails of the deep
 //! random reads, for a device the CPUs set the pace of (the loop worker
-//! over tmpfs).
+//! over a file in memory, or an `ssd` fio's CPU bounds).
 //!
 //! Why the tails: at depth the CPUs holding fio and the loop worker are
 //! never idle, and every request queued behind a stalled CPU waits out the
