@@ -32,6 +32,7 @@ use blklab_core::CpuCosts;
 
 use crate::facts::DeviceFacts;
 use crate::fio_run::{DirFigures, FioResult};
+pub use crate::loop_fit::LoopFile;
 use crate::loop_fit::{fit_file_loop, LoopFit};
 use crate::plan::{self, Job};
 use crate::stall_fit::fit_stalls;
@@ -382,26 +383,6 @@ pub fn completion_irq_ns(iops: f64, cpu: &CpuCosts) -> (u64, String) {
         cpu.submit_ns
     );
     (irq_ns, note)
-}
-
-/// The file under a loop device whose speed is CPU time (its worker's copy
-/// to or from the file's pages, and fio's costs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoopFile {
-    /// A file on tmpfs (`backing = "tmpfs"`).
-    Tmpfs,
-    /// A file on a disk file system, without direct I/O (`backing = "file"`).
-    Cached,
-}
-
-impl LoopFile {
-    /// The scenario's `backing` value.
-    pub fn backing(self) -> &'static str {
-        match self {
-            LoopFile::Tmpfs => "tmpfs",
-            LoopFile::Cached => "file",
-        }
-    }
 }
 
 /// What calibrate knows of the host and the target beyond the figures.

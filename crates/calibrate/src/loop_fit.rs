@@ -38,13 +38,32 @@ use blklab_core::sim::background::Background;
 use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
 
 use crate::fio_run::{FioResult, Measured};
-use crate::fit::LoopFile;
 use crate::plan::{self, Job};
 use crate::sim_run::HostCosts;
 use crate::stall_fit::fit_stalls;
 
 /// The most any fitted cost may be (the scenario format's bound, 1 s).
 const MAX_NS: f64 = 1e9;
+
+/// The file under a loop device whose speed is CPU time (its worker's copy
+/// to or from the file's pages, and fio's costs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoopFile {
+    /// A file on tmpfs (`backing = "tmpfs"`).
+    Tmpfs,
+    /// A file on a disk file system, without direct I/O (`backing = "file"`).
+    Cached,
+}
+
+impl LoopFile {
+    /// The scenario's `backing` value.
+    pub fn backing(self) -> &'static str {
+        match self {
+            LoopFile::Tmpfs => "tmpfs",
+            LoopFile::Cached => "file",
+        }
+    }
+}
 
 /// The worker's costs (ns): per request and per KiB, for reads and, when
 /// measured, for writes.
