@@ -552,8 +552,9 @@ pub fn fit(
             ..CloudSpec::default()
         });
     }
-    // A loop device over tmpfs with the host's CPUs known: the loop worker
-    // model (unless rate-capped, where the cap, not the CPUs, sets the rate).
+    // A loop device over a file in memory (tmpfs, or a cached file) with
+    // the host's CPUs known: the loop worker model (unless rate-capped,
+    // where the cap, not the CPUs, sets the rate).
     let loop_wanted = (hf.loop_file.is_some() && !capped) || kind == Some(ModelKind::Loop);
     let chosen = kind.unwrap_or(if capped {
         ModelKind::Cloud
@@ -562,7 +563,7 @@ pub fn fit(
     } else {
         ModelKind::Ssd
     });
-    let tmpfs = match (loop_wanted, hf.cpus) {
+    let loop_fit = match (loop_wanted, hf.cpus) {
         (true, Some(cpus)) => Some(fit_file_loop(
             m,
             hf.loop_file.unwrap_or(LoopFile::Tmpfs),
@@ -646,7 +647,7 @@ pub fn fit(
         cloud,
         chosen,
         host,
-        loop_fit: tmpfs,
+        loop_fit,
         host_cpus: hf.cpus,
         notes,
     })

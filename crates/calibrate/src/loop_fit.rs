@@ -65,14 +65,13 @@ impl LoopFile {
     }
 }
 
-/// The worker's costs (ns): per request and per KiB, for reads and, when
-/// measured, for writes.
+/// The worker's costs (ns): per request and per KiB, and a write's per
+/// request when it differs (writes share the per-KiB cost: see the fit).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct WorkerCosts {
     pub worker_ns: u64,
     pub worker_ns_per_kib: u64,
     pub worker_write_ns: Option<u64>,
-    pub worker_write_ns_per_kib: Option<u64>,
 }
 
 /// The loop model over `file` with the worker's costs `c`.
@@ -82,7 +81,7 @@ pub fn loop_model(file: LoopFile, c: WorkerCosts) -> ModelSpec {
         worker_ns: c.worker_ns as i64,
         worker_ns_per_kib: c.worker_ns_per_kib as i64,
         worker_write_ns: c.worker_write_ns.map(|v| v as i64),
-        worker_write_ns_per_kib: c.worker_write_ns_per_kib.map(|v| v as i64),
+        worker_write_ns_per_kib: None,
         backend: None,
     })
 }

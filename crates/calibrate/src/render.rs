@@ -159,9 +159,6 @@ pub fn device_block(f: &DeviceFacts, fit: &Fit, kind: ModelKind) -> String {
             if let Some(v) = c.worker_write_ns {
                 let _ = writeln!(s, "worker_write_ns = {v}   # a write's, per request");
             }
-            if let Some(v) = c.worker_write_ns_per_kib {
-                let _ = writeln!(s, "worker_write_ns_per_kib = {v}   # and per KiB");
-            }
         }
     }
     s
