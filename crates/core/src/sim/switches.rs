@@ -45,6 +45,17 @@ pub const SWITCHES: &[SwitchDef] = &[
                of ioc_refresh_vrate, up to twice the base; checked in Debian's 6.1.176 source).",
     },
     SwitchDef {
+        name: "iocost.donation_usage",
+        values: &["u32", "u64"],
+        default: "u32",
+        help: "How hweight_after_donation multiplies WEIGHT_ONE by a group's usage: 'u32' = every kernel since \
+               v5.10 (e08d02aa5fc9 'blk-iocost: revamp donation determination logic'; unchanged in Debian's \
+               6.1.176 and 6.12.117): the int constant times the u32 usage is a 32-bit product, which wraps \
+               to 0 at full usage, so a group that used its whole share (and has budget left, nobody \
+               waiting) is made a donor keeping hwi 1; 'u64' = the product in 64 bits (not in any kernel: \
+               such a group keeps its share).",
+    },
+    SwitchDef {
         name: "throttle.wait",
         values: &["current", "joint-fifo-min-wait", "joint-fifo", "slice-capped", "pre-2018"],
         default: "current",
@@ -165,6 +176,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "vtime-rate"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "joint-fifo"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -190,6 +202,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "joint-fifo-min-wait"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -217,6 +230,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -240,6 +254,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "on"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
