@@ -47,15 +47,14 @@ pub const SWITCHES: &[SwitchDef] = &[
     SwitchDef {
         name: "iocost.donation_usage",
         values: &["u32", "u64"],
-        default: "u64",
+        default: "u32",
         help: "How hweight_after_donation multiplies WEIGHT_ONE by a group's usage: 'u32' = every kernel since \
                the v5.10 donation rework that added hweight_after_donation (unchanged in Debian's 6.1.176 \
                and 6.12.117; the same expression in every later copy found): the int constant times the u32 usage is a 32-bit product, which wraps \
                to 0 at full usage, so a group that used its whole share (and has budget left, nobody \
                waiting) is made a donor keeping hwi 1; 'u64' = the product in 64 bits (not in any kernel: \
-               such a group keeps its share). The default stays 'u64', the model's arithmetic before this \
-               was found, until seed 000 is re-examined under the kernel's product (docs/fidelity/iocost.md \
-               \"A busy group donates everything\"); every kernel profile says 'u32'.",
+               such a group keeps its share). Found by the built-6.1-hz1000 guest's trace \
+               (docs/fidelity/iocost.md \"A busy group at full usage donates everything\").",
     },
     SwitchDef {
         name: "throttle.wait",
