@@ -6,8 +6,8 @@
 //!
 //! | row       | before (seed) | after (seed)   | asserted before | asserted after |
 //! |-----------|---------------|----------------|-----------------|----------------|
-//! | cgB IOPS  | 5 / 6 / 5     | 199 / 200 / 200| <= 25           | >= 150         |
-//! | cgB clat  | 170..191 ms   | 1.95..3.69 ms  | >= 40 ms        | <= 10 ms       |
+//! | cgB IOPS  | 5 / 6 / 5     | 199 / 200 / 200| <= 25 (4k, 32k) | >= 150         |
+//! | cgB clat  | 170..191 ms   | 1.95..3.69 ms  | >= 40 (4k, 32k) | <= 10 ms       |
 //! | cgA IOPS  | 166 / 167 / 166 | 162 / 146 / 110 | >= 155        | strictly falling with cgB's bs, 256k in 95..=130 |
 //!
 //! Why these bounds: cgB's rate target is 200 IOPS, so "starved" and "served"
@@ -18,6 +18,16 @@
 //! in iocost while vrate dips toward min=80 %). The whole run is deterministic
 //! (seed 1), so these are not statistical tolerances but margins against model
 //! changes that keep the mechanism intact.
+//!
+//! The 256k "before" row is not reproduced under the kernel's arithmetic
+//! (`iocost.donation_usage=u32`, the default): cgA, at full usage with budget
+//! left at every period, is a donor keeping hwi 1, so nobody is short, cgB's
+//! surplus is never transferred, and both groups keep half: cgB gets 162 IOPS
+//! with the fix or without it. The seed's cgB waits up to 760 ms behind cgA's
+//! 128 MiB in the device, which needs vrate far above the device (the bug the
+//! seed fixes), while the model's vrate stays at 105 % (held by nr_lagging).
+//! `seed_256k_before_is_not_reproduced` pins that gap (docs/fidelity/iocost.md,
+//! "A busy group at full usage donates everything").
 //!
 //! The examples run at HZ=1000 (the 7 ms period lasts 8 ms). At HZ=250 it
 //! lasts 12 ms and the kernel's `ioc_refresh_vrate`, which repays thrown-away
@@ -55,11 +65,18 @@ struct Row {
 
 /// One run's summary rows for cgA and cgB.
 fn run(example: &str, fix: &str) -> (Row, Row) {
+    run_with(example, fix, "u32")
+}
+
+/// `run` with `iocost.donation_usage` set to `donation`.
+fn run_with(example: &str, fix: &str, donation: &str) -> (Row, Row) {
     let text = blklab(&[
         "run",
         example,
         "--set",
         &format!("iocost.busy_level_fix={fix}"),
+        "--set",
+        &format!("iocost.donation_usage={donation}"),
         "--output-format",
         "summary",
     ]);
@@ -88,6 +105,10 @@ fn check_bs(bs: &str, example: &str) -> Row {
     let (a_off, b_off) = run(example, "off");
     let (a_on, b_on) = run(example, "on");
     let ctx = format!("cgB-{bs}: off A {a_off:?} B {b_off:?}; on A {a_on:?} B {b_on:?}");
+    check_after(a_on, b_on, &ctx);
+    if bs == "256k" {
+        return a_on;
+    }
     // Before: vrate stays above the device's capacity, cgA fills the device
     // queue and cgB's QD1 IOs wait behind it.
     assert!(b_off.iops <= 25, "before: cgB starved; {ctx}");
@@ -96,8 +117,12 @@ fn check_bs(bs: &str, example: &str) -> Row {
         "before: cgB clat hundreds of ms; {ctx}"
     );
     assert!(a_off.iops >= 155, "before: cgA at device capacity; {ctx}");
-    // After: vrate comes down, cgA is held in iocost (its clat is waitq time),
-    // cgB gets its 200 IOPS at device latency.
+    a_on
+}
+
+/// After: vrate comes down, cgA is held in iocost (its clat is waitq time),
+/// cgB gets its 200 IOPS at device latency.
+fn check_after(a_on: Row, b_on: Row, ctx: &str) {
     assert!(b_on.iops >= 150, "after: cgB served; {ctx}");
     assert!(b_on.clat_ms <= 10.0, "after: cgB clat a few ms; {ctx}");
     assert!(
@@ -105,7 +130,22 @@ fn check_bs(bs: &str, example: &str) -> Row {
         "after: cgB barely waits in iocost; {ctx}"
     );
     assert!(a_on.clat_ms >= 600.0, "after: cgA waits in iocost; {ctx}");
-    a_on
+}
+
+/// The gap the module comment describes: under the kernel's 32-bit product
+/// the busy_level fix changes nothing in the 256k example (cgB served either
+/// way); with the 64-bit product cgB's donations reach cgA and cgB starves
+/// before the fix, as in the seed, though through donation, not vrate.
+#[test]
+fn seed_256k_before_is_not_reproduced() {
+    let ex = "examples/iocost-busy-level-256k.toml";
+    let (a_off, b_off) = run(ex, "off");
+    let (a_on, b_on) = run(ex, "on");
+    let ctx = format!("off A {a_off:?} B {b_off:?}; on A {a_on:?} B {b_on:?}");
+    assert_eq!((a_off.iops, b_off.iops), (a_on.iops, b_on.iops), "{ctx}");
+    assert!(b_off.iops >= 150, "{ctx}");
+    let (_, b_off64) = run_with(ex, "off", "u64");
+    assert!(b_off64.iops <= 25, "u64: {b_off64:?}");
 }
 
 /// The 256k seed at HZ=250: the 7 ms period lasts 12 ms, `ioc_refresh_vrate`
@@ -123,8 +163,10 @@ fn seed_256k_at_hz_250_overshoots_through_the_vtime_err_repayment() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("iocost-busy-level-256k-hz250.toml");
     std::fs::write(&path, text.replace("\nhz = 1000\n", "\nhz = 250\n")).unwrap();
-    let (a_on, b_on) = run(path.to_str().unwrap(), "on");
-    let (a_1000, _) = run("examples/iocost-busy-level-256k.toml", "on");
+    // the repayment shows only while cgB's surplus reaches cgA, which under
+    // the kernel's 32-bit product it never does here (module comment)
+    let (a_on, b_on) = run_with(path.to_str().unwrap(), "on", "u64");
+    let (a_1000, _) = run_with("examples/iocost-busy-level-256k.toml", "on", "u64");
     std::fs::remove_dir_all(&dir).ok();
     let ctx = format!("HZ=250 A {a_on:?} B {b_on:?}; HZ=1000 A {a_1000:?}");
     assert!(a_on.iops >= 145, "cgA above vrate's 127/s: {ctx}");

@@ -45,6 +45,18 @@ pub const SWITCHES: &[SwitchDef] = &[
                of ioc_refresh_vrate, up to twice the base; checked in Debian's 6.1.176 source).",
     },
     SwitchDef {
+        name: "iocost.donation_usage",
+        values: &["u32", "u64"],
+        default: "u32",
+        help: "How hweight_after_donation multiplies WEIGHT_ONE by a group's usage: 'u32' = every kernel since \
+               the v5.10 donation rework that added hweight_after_donation (unchanged in Debian's 6.1.176 \
+               and 6.12.117; the same expression in every later copy found): the int constant times the u32 usage is a 32-bit product, which wraps \
+               to 0 at full usage, so a group that used its whole share (and has budget left, nobody \
+               waiting) is made a donor keeping hwi 1; 'u64' = the product in 64 bits (not in any kernel: \
+               such a group keeps its share). Found by the built-6.1-hz1000 guest's trace \
+               (docs/fidelity/iocost.md \"A busy group at full usage donates everything\").",
+    },
+    SwitchDef {
         name: "throttle.wait",
         values: &["current", "joint-fifo-min-wait", "joint-fifo", "slice-capped", "pre-2018"],
         default: "current",
@@ -165,6 +177,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "vtime-rate"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "joint-fifo"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -190,6 +203,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "joint-fifo-min-wait"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -217,6 +231,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "off"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),
@@ -240,6 +255,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("blk.split", "on"),
             ("iocost.busy_level_fix", "on"),
             ("iocost.trace_vrate", "base"),
+            ("iocost.donation_usage", "u32"),
             ("throttle.wait", "current"),
             ("throttle.slice", "100ms"),
             ("ioprio.content_activity", "off"),

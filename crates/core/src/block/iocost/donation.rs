@@ -18,6 +18,7 @@ impl IoCost {
         hwm: u32,
         usage: u32,
         now: &IocNow,
+        usage_wraps: bool,
     ) -> u32 {
         let g = &self.iocgs[idx];
         if g.abs_vdebt != 0 {
@@ -48,8 +49,18 @@ impl IoCost {
         };
         let target = w * MARGIN_TARGET_PCT as i64 / 100;
         let denom = w - target + delta;
+        // The kernel multiplies the int WEIGHT_ONE by the u32 usage, so the
+        // product is an unsigned 32-bit value: at full usage (WEIGHT_ONE,
+        // where ioc_timer_fn's clamp puts every busy group) it wraps to 0,
+        // and the group is told to keep hwi 1 (switch
+        // `iocost.donation_usage`).
+        let numer = if usage_wraps {
+            WEIGHT_ONE.wrapping_mul(usage) as i64
+        } else {
+            w * usage as i64
+        };
         let new_hwi = if denom != 0 {
-            w * usage as i64 / denom
+            numer / denom
         } else {
             hwm as i64
         };

@@ -195,6 +195,7 @@ impl IoCost {
         // list_add order: the last donor found comes first
         let mut surpluses: Vec<usize> = Vec::new();
         let qos_on = ppm_rthr != MILLION as u32 || ppm_wthr != MILLION as u32;
+        let usage_wraps = ctx.switches.is("iocost.donation_usage", "u32");
         for idx in self.active.clone() {
             let vdone = self.iocgs[idx].done_vtime;
             let vtime = self.iocgs[idx].vtime;
@@ -236,7 +237,8 @@ impl IoCost {
                     .clamp(1, WEIGHT_ONE as u64) as u32;
                 let (hwa, old_hwi) = self.current_hweight(idx);
                 let hwm = self.current_hweight_max(idx);
-                let new_hwi = self.hweight_after_donation(idx, old_hwi, hwm, usage, &now);
+                let new_hwi =
+                    self.hweight_after_donation(idx, old_hwi, hwm, usage, &now, usage_wraps);
                 if new_hwi < hwm && hwa >= 2 {
                     let g = &mut self.iocgs[idx];
                     g.hweight_donating = hwa;

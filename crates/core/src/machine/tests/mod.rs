@@ -6,6 +6,7 @@ mod fio_offsets;
 mod host_background;
 mod host_cpus;
 mod idle_wake;
+mod iocost_capped;
 mod kblockd;
 mod loop_worker;
 mod mq_deadline;

@@ -411,6 +411,7 @@ fn hweights_flat_and_nested() {
     assert_eq!(ioc.current_hweight(3).1, 65536 * 150 / 350);
 }
 
+mod donation_usage;
 mod harness;
 use harness::Shared;
 mod shares;
