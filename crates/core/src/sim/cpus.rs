@@ -209,6 +209,17 @@ impl Cpus {
         !self.cpus.is_empty()
     }
 
+    /// Whether task `t` holds a CPU that a woken kernel thread has marked
+    /// for rescheduling (`need_resched()` in `t`'s context:
+    /// `resched_curr` through `wakeup_preempt`, taken at the end of `t`'s
+    /// burst).
+    pub fn must_resched(&self, t: TaskId) -> bool {
+        self.tasks
+            .get(t as usize)
+            .and_then(|tk| tk.on)
+            .is_some_and(|c| self.cpus[c as usize].resched)
+    }
+
     /// A cost with its exponential tail.
     fn draw(&mut self, base: Ns, tail: Ns) -> Ns {
         if tail == 0 {
