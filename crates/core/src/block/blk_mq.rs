@@ -338,6 +338,7 @@ pub(crate) trait BlkMq: BlkHost {
     /// `wakeup_preempt`). Simplified: checked only in this synchronous
     /// run, in the submitter's context (kblockd's own runs and the
     /// free host never hand off).
+    fn flush_submit_plug(&mut self, dev: DevId, submitter: Submitter) {
         let before = self.blk().devs[dev as usize].st.in_device;
         self.run_queue(dev);
         let dispatched = self.blk().devs[dev as usize].st.in_device > before;
