@@ -332,3 +332,99 @@ impl Eevdf {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two nice-0 tasks on a 4 ms-tick kernel (HZ 250).
+    fn two() -> Eevdf {
+        Eevdf::new(2, 4_000_000)
+    }
+
+    #[test]
+    fn a_task_alone_is_placed_at_v_with_one_request_of_deadline() {
+        let mut q = two();
+        q.enqueue(0, 0);
+        assert_eq!(q.pick_next(None), Some(0));
+        q.set_next(0, 0);
+        // alone, its request used up does not reschedule (nobody else)
+        assert!(!q.update_curr(0, 1_000_000));
+        assert_eq!(q.ents[0].vruntime, 1_000_000);
+        assert_eq!(q.ents[0].deadline, 1_000_000 + BASE_SLICE_NS as i64);
+        // a second task joins at V (its lag is 0), a request later
+        q.enqueue(1, 1_000_000);
+        assert_eq!(q.ents[1].vruntime, 1_000_000);
+        assert_eq!(q.ents[1].deadline, 1_700_000);
+    }
+
+    #[test]
+    fn run_to_parity_keeps_the_cpu_until_the_request_is_used() {
+        let mut q = two();
+        q.enqueue(0, 0);
+        q.set_next(0, 0);
+        // task 1 wakes 100 µs later with no lag: task 0 is eligible
+        // (V = its own v until then) and protected
+        q.enqueue(1, 100_000);
+        assert!(!q.wakeup_preempts(1, 0, 100_000));
+        // task 0 ran past V but keeps its request: RUN_TO_PARITY drops
+        // only when it is no longer eligible
+        assert!(!q.eligible(0) || q.pick_eevdf(Some(0)) == Some(0));
+        // at 0.7 ms its request is used up: rescheduled, and task 1
+        // (eligible, earlier deadline) is picked
+        assert!(q.update_curr(0, 700_000));
+        assert_eq!(q.pick_next(Some(0)), Some(1));
+    }
+
+    #[test]
+    fn a_sleeper_keeps_its_lag_and_wins_on_waking() {
+        let mut q = two();
+        q.enqueue(0, 0);
+        q.enqueue(1, 0);
+        q.set_next(0, 0);
+        // task 1 waits 300 µs while task 0 runs: V moves 150 µs, so task 1
+        // is owed 150 µs (lag), task 0 is 150 µs ahead (not eligible)
+        q.update_curr(0, 300_000);
+        assert_eq!(q.lag(1), 150_000);
+        assert!(!q.eligible(0));
+        // task 0 sleeps while not eligible: delayed, still counted in V
+        q.dequeue_sleep(0);
+        assert!(q.ents[0].delayed && q.ents[0].on_rq);
+        assert_eq!(q.pick_next(None), Some(1));
+        q.set_next(1, 300_000);
+        // task 1 runs 200 µs and sleeps eligible: it leaves with its lag
+        q.update_curr(1, 500_000);
+        q.dequeue_sleep(1);
+        assert!(!q.ents[1].on_rq);
+        assert_eq!(q.ents[1].vlag, 50_000, "V = (300 + 200) / 2 µs, v = 200 µs");
+        // picking the delayed task 0, alone on the queue now (V = its v),
+        // dequeues it with no lag
+        assert_eq!(q.pick_next(None), None);
+        assert!(!q.ents[0].on_rq && q.ents[0].vlag == 0);
+        // task 0 wakes alone (placed at the last V, 300 µs), then task 1
+        // with its 50 µs lag, inflated by (1024 + 1024) / 1024 so that it
+        // keeps it once its own weight is in the average
+        q.enqueue(0, 600_000);
+        q.set_next(0, 600_000);
+        q.enqueue(1, 600_000);
+        assert_eq!(q.ents[1].vruntime, 200_000);
+        assert_eq!(q.avg_vruntime() - q.ents[1].vruntime, 50_000);
+        // task 0, placed at the old V, is now 50 µs past the new one: not
+        // eligible, so not protected, and task 1 preempts it
+        assert!(q.wakeup_preempts(1, 0, 600_000));
+    }
+
+    #[test]
+    fn a_nice_minus_20_kworker_has_a_short_virtual_request_and_a_small_lag_bound() {
+        let mut q = two();
+        q.add(NICE_M20_WEIGHT);
+        q.enqueue(0, 0);
+        q.set_next(0, 0);
+        // 0.7 ms of CPU is 8,075 ns of its virtual time; its lag bound is
+        // the 4 ms tick in its virtual time, 46,146 ns
+        q.enqueue(2, 1_000_000);
+        assert_eq!(q.ents[2].deadline - q.ents[2].vruntime, 8_075);
+        q.ents[2].vruntime -= 10_000_000;
+        assert_eq!(q.lag(2), 46_146);
+    }
+}
