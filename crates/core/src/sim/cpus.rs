@@ -665,6 +665,38 @@ mod tests {
     }
 
     #[test]
+    fn under_eevdf_the_task_owed_service_preempts_whoever_runs() {
+        let mut h = Cpus::new(
+            HostCpus {
+                wakeup_preempt: true,
+                eevdf: true,
+                tick_ns: 4_000_000,
+                ..host(1).cfg
+            },
+            3,
+            1,
+        );
+        let kt = h.add_task(1024);
+        // the kernel thread runs 100 µs while task 0 waits, then sleeps
+        // ahead of its share (delayed); task 0 runs 10 µs and sleeps owed
+        // 45 µs (V = (100 + 10) / 2 µs)
+        assert_eq!(h.wake(kt, 0, 0), Woken::Runs(500));
+        assert_eq!(h.wake(0, 0, 0), Woken::Queued);
+        assert_eq!(h.block(kt, 100_000), Some((0, 100_500)));
+        assert_eq!(h.block(0, 110_000), None, "the delayed thread leaves");
+        // the thread wakes onto the idle CPU; 100 µs into its request,
+        // task 0 wakes with its lag: it is picked, so the thread is
+        // preempted at its burst's end (the fair class's rule, not "a
+        // kernel thread always wins")
+        assert_eq!(h.wake(kt, 200_000, 0), Woken::Runs(200_500));
+        assert_eq!(h.wake(0, 300_000, 1_000), Woken::Queued);
+        assert_eq!(h.preempt(kt, 300_000), Some((0, 300_000 + 500 + 1_000)));
+        // task 0, eligible and within its request, keeps the CPU
+        // (RUN_TO_PARITY) though the thread waits
+        assert_eq!(h.preempt(0, 301_500), None);
+    }
+
+    #[test]
     fn task_given_a_cpu_mid_interrupt_starts_after_it() {
         let mut h = host(1);
         assert_eq!(h.complete_irq(0, 0), 1_000);
