@@ -19,6 +19,11 @@
 //! checks what was stolen from it, lazily, instead of each interrupt moving
 //! the task's event).
 //!
+//! Under switch `sched.fair = eevdf` (v6.6+) the FIFO queue and the slice
+//! give way to EEVDF's choice (`sim::eevdf`): the eligible task with the
+//! earliest virtual deadline runs, and a woken task of either kind preempts
+//! when that choice is its own.
+//!
 //! Tasks are numbered by the caller: the fio jobs first (their `JobId`);
 //! a kernel thread (the loop worker, the flusher) can be given a number
 //! after them.
@@ -209,7 +214,7 @@ impl Cpus {
         !self.cpus.is_empty()
     }
 
-    /// Whether task `t` holds a CPU that a woken kernel thread has marked
+    /// Whether task `t` holds a CPU that a task woken meanwhile has marked
     /// for rescheduling (`need_resched()` in `t`'s context:
     /// `resched_curr` through `wakeup_preempt`, taken at the end of `t`'s
     /// burst).
