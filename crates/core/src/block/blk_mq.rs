@@ -309,7 +309,7 @@ pub(crate) trait BlkMq: BlkHost {
         self.free_merged(dev);
         self.piece_submitted(id);
         if self.blk().submit_bio_plug {
-            self.flush_submit_plug(dev);
+            self.flush_submit_plug(dev, submitter);
         } else {
             self.run_hw_queue_async(dev);
         }
@@ -329,8 +329,23 @@ pub(crate) trait BlkMq: BlkHost {
     /// split piece, has its own `__submit_bio`); a request allocated after
     /// a sleep for a tag is flushed at the wake-up, as its task's
     /// `blk_finish_plug` is.
-    fn flush_submit_plug(&mut self, dev: DevId) {
+    ///
+    /// The run ends as `blk_mq_do_dispatch_sched` (block/blk-mq-sched.c,
+    /// 6.1.176 and 6.12.117 alike) ends a pass that dispatched while
+    /// `need_resched()` is set: it hands the rest to kblockd
+    /// (`blk_mq_delay_run_hw_queue(hctx, 0)`). Here that is the submitter's
+    /// CPU marked by a task its dispatch woke (the loop worker, under
+    /// `wakeup_preempt`). Simplified: checked only in this synchronous
+    /// run, in the submitter's context (kblockd's own runs and the
+    /// free host never hand off).
+    fn flush_submit_plug(&mut self, dev: DevId, submitter: Submitter) {
+        let before = self.blk().devs[dev as usize].st.in_device;
         self.run_queue(dev);
+        let dispatched = self.blk().devs[dev as usize].st.in_device > before;
+        if dispatched && self.submitter_must_resched(submitter) {
+            self.blk().devs[dev as usize].st.elv.run_async();
+            self.run_hw_queue_async(dev);
+        }
     }
 
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):

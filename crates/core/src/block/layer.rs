@@ -212,4 +212,8 @@ pub(crate) trait BlkHost {
     /// asynchronous run of `dev`'s hardware queue on kblockd (only where
     /// [`BlkHost::runs_on_kblockd`]).
     fn kblockd_run_work(&mut self, dev: DevId);
+    /// `need_resched()` in the context of the task that submitted for
+    /// `submitter` (job tasks only; false on the free host): a kernel
+    /// thread woken meanwhile will preempt it.
+    fn submitter_must_resched(&self, submitter: crate::block::request::Submitter) -> bool;
 }

@@ -62,7 +62,7 @@ impl Kernel {
         let w = match self.kblockd.by_dev.get(&dev) {
             Some(w) => *w,
             None => {
-                let task = self.cpus.add_task();
+                let task = self.cpus.add_task(crate::sim::eevdf::NICE_M20_WEIGHT);
                 self.kblockd.by_task.insert(task, dev);
                 let w = RunWork {
                     task,

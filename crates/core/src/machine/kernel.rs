@@ -114,6 +114,13 @@ impl BlkHost for Running<'_> {
         self.k.kblockd_queue(dev)
     }
 
+    fn submitter_must_resched(&self, submitter: crate::block::request::Submitter) -> bool {
+        match submitter {
+            crate::block::request::Submitter::Job(j) => self.k.cpus.must_resched(j as _),
+            _ => false,
+        }
+    }
+
     fn bio_end_io(&mut self, origin: Origin) {
         match origin {
             Origin::Job { job, io_u } => self.task_completed(job, io_u),

@@ -92,7 +92,10 @@ impl Running<'_> {
             Some(&w) => w,
             None => {
                 let w = lw.workers.len() as u32;
-                let task = k.cpus.enabled().then(|| k.cpus.add_task());
+                let task = k
+                    .cpus
+                    .enabled()
+                    .then(|| k.cpus.add_task(crate::sim::eevdf::NICE_0_WEIGHT));
                 if let Some(t) = task {
                     lw.by_task.insert(t, w);
                 }

@@ -225,7 +225,15 @@ impl Sim {
                     ..Clock::default()
                 },
                 cpu: cfg.cpu,
-                cpus: crate::sim::cpus::Cpus::new(cfg.cpu.cpus, cfg.jobs.len(), cfg.seed),
+                cpus: crate::sim::cpus::Cpus::new(
+                    crate::sim::cpus::HostCpus {
+                        eevdf: cfg.switches.is("sched.fair", "eevdf"),
+                        tick_ns: cfg.hz.ns_per_jiffy(),
+                        ..cfg.cpu.cpus
+                    },
+                    cfg.jobs.len(),
+                    cfg.seed,
+                ),
                 loop_workers: Default::default(),
                 kblockd: Default::default(),
                 blk: BlockLayer {

@@ -19,6 +19,11 @@
 //! checks what was stolen from it, lazily, instead of each interrupt moving
 //! the task's event).
 //!
+//! Under switch `sched.fair = eevdf` (v6.6+) the FIFO queue and the slice
+//! give way to EEVDF's choice (`sim::eevdf`): the eligible task with the
+//! earliest virtual deadline runs, and a woken task of either kind preempts
+//! when that choice is its own.
+//!
 //! Tasks are numbered by the caller: the fio jobs first (their `JobId`);
 //! a kernel thread (the loop worker, the flusher) can be given a number
 //! after them.
@@ -26,6 +31,7 @@
 use std::collections::VecDeque;
 
 use crate::sim::background::{Background, Stalls};
+use crate::sim::eevdf::Eevdf;
 use crate::sim::rng::Rng;
 use crate::sim::time::Ns;
 
@@ -63,6 +69,11 @@ pub struct HostCpus {
     /// scheduler's dispatch and the driver's `queue_rq`), beside the
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
+    /// The fair class chooses tasks as EEVDF does (switch `sched.fair =
+    /// eevdf`, `sim::eevdf`) instead of the FIFO run queue with CFS's
+    /// slice; `tick_ns` is the kernel's tick (its lag bound's floor).
+    pub eevdf: bool,
+    pub tick_ns: Ns,
 }
 
 impl HostCpus {
@@ -168,6 +179,8 @@ pub struct Cpus {
     rng: Rng,
     /// Background work's stalls (`sim::background`).
     bg: Stalls,
+    /// The EEVDF queue (`sched.fair = eevdf`); None: FIFO with CFS's slice.
+    fair: Option<Box<Eevdf>>,
 }
 
 impl Cpus {
@@ -181,6 +194,7 @@ impl Cpus {
             runq: VecDeque::new(),
             rng: Rng::stream(seed, "host/cpus"),
             bg: Stalls::new(cfg.background, cfg.nr, seed),
+            fair: (cfg.eevdf && cfg.nr > 0).then(|| Box::new(Eevdf::new(nr_tasks, cfg.tick_ns))),
         }
     }
 
@@ -198,6 +212,17 @@ impl Cpus {
     #[inline]
     pub fn enabled(&self) -> bool {
         !self.cpus.is_empty()
+    }
+
+    /// Whether task `t` holds a CPU that a task woken meanwhile has marked
+    /// for rescheduling (`need_resched()` in `t`'s context:
+    /// `resched_curr` through `wakeup_preempt`, taken at the end of `t`'s
+    /// burst).
+    pub fn must_resched(&self, t: TaskId) -> bool {
+        self.tasks
+            .get(t as usize)
+            .and_then(|tk| tk.on)
+            .is_some_and(|c| self.cpus[c as usize].resched)
     }
 
     /// A cost with its exponential tail.
@@ -229,7 +254,11 @@ impl Cpus {
         tk.wake_paid_ns = wake + (start - now);
         tk.stolen_since_got_ns = 0;
         tk.until = start + wake + std::mem::take(&mut tk.pending_ns);
-        tk.until
+        let until = tk.until;
+        if let Some(f) = self.fair.as_deref_mut() {
+            f.set_next(t, now);
+        }
+        until
     }
 
     /// Task `t` becomes runnable at `now` (`try_to_wake_up`) with `burst_ns`
@@ -264,6 +293,9 @@ impl Cpus {
             return Woken::Queued;
         }
         let last = tk.last;
+        if let Some(f) = self.fair.as_deref_mut() {
+            f.enqueue(t, now);
+        }
         let idle = if self.cpus[last as usize].task.is_none() {
             Some(last)
         } else {
@@ -271,6 +303,12 @@ impl Cpus {
         };
         match idle {
             Some(c) => Woken::Runs(self.assign(c, t, now)),
+            None if self.fair.is_some() => {
+                self.tasks[t as usize].queued = true;
+                self.runq.push_back(t);
+                self.eevdf_wakeup_preempt(t, now);
+                Woken::Queued
+            }
             None => {
                 self.tasks[t as usize].queued = true;
                 match self.preempt_target(t) {
@@ -282,6 +320,33 @@ impl Cpus {
                 }
                 Woken::Queued
             }
+        }
+    }
+
+    /// Mirrors `check_preempt_wakeup_fair` under EEVDF (with
+    /// `wakeup_preempt`): woken task `t`, queued, marks its last CPU (or the
+    /// lowest numbered one) for rescheduling when `pick_eevdf` would run it
+    /// there now, or when the running task's request is used up.
+    fn eevdf_wakeup_preempt(&mut self, t: TaskId, now: Ns) {
+        if !self.cfg.wakeup_preempt {
+            return;
+        }
+        let last = self.tasks[t as usize].last;
+        let c = if self.cpus[last as usize].task.is_some() {
+            last
+        } else {
+            match (0..self.cpus.len() as u32).find(|&c| self.cpus[c as usize].task.is_some()) {
+                Some(c) => c,
+                None => return,
+            }
+        };
+        let cpu = self.cpus[c as usize];
+        let (Some(curr), false) = (cpu.task, cpu.resched) else {
+            return;
+        };
+        let f = self.fair.as_deref_mut().expect("eevdf");
+        if f.wakeup_preempts(t, curr, now) {
+            self.cpus[c as usize].resched = true;
         }
     }
 
@@ -331,6 +396,9 @@ impl Cpus {
         if self.runq.is_empty() {
             return None;
         }
+        if self.fair.is_some() {
+            return self.eevdf_preempt(t, now);
+        }
         let tk = &self.tasks[t as usize];
         let c = tk.on?;
         if now - tk.got_at < SLICE_NS && !self.cpus[c as usize].resched {
@@ -342,13 +410,39 @@ impl Cpus {
         Some((next, end))
     }
 
-    /// A kernel thread (a loop worker) gets the next task number, after
-    /// the fio jobs and earlier kernel threads; it starts blocked.
-    pub fn add_task(&mut self) -> TaskId {
+    /// [`Cpus::preempt`] under EEVDF: task `t`'s CPU time is charged
+    /// (`update_curr`: a used-up request reschedules it); if it must
+    /// reschedule and `pick_eevdf` chooses another task, `t` goes back to
+    /// the queue and that one gets the CPU.
+    fn eevdf_preempt(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
+        let c = self.tasks[t as usize].on?;
+        let f = self.fair.as_deref_mut().expect("eevdf");
+        let used_up = f.update_curr(t, now);
+        if !used_up && !self.cpus[c as usize].resched {
+            return None;
+        }
+        self.cpus[c as usize].resched = false;
+        let next = f.pick_next(Some(t))?;
+        f.put_prev(t);
+        self.runq.retain(|&q| q != next);
+        self.release(t, now);
+        self.tasks[t as usize].queued = true;
+        self.runq.push_back(t);
+        let end = self.assign(c, next, now);
+        Some((next, end))
+    }
+
+    /// A kernel thread (a loop worker: nice 0, `weight` 1024; a kblockd
+    /// kworker: nice -20, 88761) gets the next task number, after the fio
+    /// jobs and earlier kernel threads; it starts blocked.
+    pub fn add_task(&mut self, weight: u64) -> TaskId {
         self.tasks.push(TaskCpu {
             kthread: true,
             ..TaskCpu::default()
         });
+        if let Some(f) = self.fair.as_deref_mut() {
+            f.add(weight);
+        }
         (self.tasks.len() - 1) as TaskId
     }
 
@@ -376,6 +470,28 @@ impl Cpus {
     /// the first task of the run queue, returned with the end of that task's
     /// first burst.
     pub fn block(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
+        if let Some(f) = self.fair.as_deref_mut() {
+            if self.tasks[t as usize].on.is_some() {
+                f.update_curr(t, now);
+                f.dequeue_sleep(t);
+            }
+        }
+        let c = self.release(t, now)?;
+        let next = match self.fair.as_deref_mut() {
+            None => self.runq.pop_front()?,
+            Some(f) => {
+                let next = f.pick_next(None)?;
+                self.runq.retain(|&q| q != next);
+                next
+            }
+        };
+        let end = self.assign(c, next, now);
+        Some((next, end))
+    }
+
+    /// Task `t` gives its CPU up at `now` (its own time and a context
+    /// switch are counted); returns the CPU.
+    fn release(&mut self, t: TaskId, now: Ns) -> Option<u32> {
         let c = self.tasks[t as usize].on?;
         self.background_to(c, now);
         let tk = &mut self.tasks[t as usize];
@@ -384,9 +500,7 @@ impl Cpus {
         tk.sys_ns += held.saturating_sub(tk.wake_paid_ns + tk.stolen_since_got_ns);
         tk.ctx += 1;
         self.cpus[c as usize].task = None;
-        let next = self.runq.pop_front()?;
-        let end = self.assign(c, next, now);
-        Some((next, end))
+        Some(c)
     }
 
     /// Interrupt work of `cost_ns` on CPU `c` arriving at `now`: it runs when
@@ -508,7 +622,7 @@ mod tests {
     #[test]
     fn a_kernel_thread_is_numbered_after_the_jobs_and_queues_like_them() {
         let mut h = host(1);
-        let kt = h.add_task();
+        let kt = h.add_task(1024);
         assert_eq!(kt, 3, "after the 3 tasks the host was made with");
         assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
         assert_eq!(h.wake(kt, 100, 4_000), Woken::Queued);
@@ -531,7 +645,7 @@ mod tests {
                 3,
                 1,
             );
-            let kt = h.add_task();
+            let kt = h.add_task(1024);
             // task 0 runs, task 1 waits, then the kernel thread is woken
             assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
             assert_eq!(h.wake(1, 100, 1_000), Woken::Queued);
@@ -553,6 +667,38 @@ mod tests {
             assert_eq!(h.wake(1, 7_600, 0), Woken::Queued);
             assert_eq!(h.preempt(0, 8_000), None);
         }
+    }
+
+    #[test]
+    fn under_eevdf_the_task_owed_service_preempts_whoever_runs() {
+        let mut h = Cpus::new(
+            HostCpus {
+                wakeup_preempt: true,
+                eevdf: true,
+                tick_ns: 4_000_000,
+                ..host(1).cfg
+            },
+            3,
+            1,
+        );
+        let kt = h.add_task(1024);
+        // the kernel thread runs 100 µs while task 0 waits, then sleeps
+        // ahead of its share (delayed); task 0 runs 10 µs and sleeps owed
+        // 45 µs (V = (100 + 10) / 2 µs)
+        assert_eq!(h.wake(kt, 0, 0), Woken::Runs(500));
+        assert_eq!(h.wake(0, 0, 0), Woken::Queued);
+        assert_eq!(h.block(kt, 100_000), Some((0, 100_500)));
+        assert_eq!(h.block(0, 110_000), None, "the delayed thread leaves");
+        // the thread wakes onto the idle CPU; 100 µs into its request,
+        // task 0 wakes with its lag: it is picked, so the thread is
+        // preempted at its burst's end (the fair class's rule, not "a
+        // kernel thread always wins")
+        assert_eq!(h.wake(kt, 200_000, 0), Woken::Runs(200_500));
+        assert_eq!(h.wake(0, 300_000, 1_000), Woken::Queued);
+        assert_eq!(h.preempt(kt, 300_000), Some((0, 300_000 + 500 + 1_000)));
+        // task 0, eligible and within its request, keeps the CPU
+        // (RUN_TO_PARITY) though the thread waits
+        assert_eq!(h.preempt(0, 301_500), None);
     }
 
     #[test]

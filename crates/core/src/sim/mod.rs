@@ -6,6 +6,7 @@ pub mod background;
 pub mod clock;
 pub mod cpu;
 pub mod cpus;
+pub mod eevdf;
 pub mod engine;
 pub mod kerr;
 pub mod prefetch;

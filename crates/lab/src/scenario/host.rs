@@ -206,7 +206,8 @@ impl Builder<'_> {
                 self.background(h)
             } else {
                 Background::default()
-            },
+            }, // from the run's switch sched.fair and hz (machine/mod.rs)
+            ..HostCpus::default()
         };
         if nr == 0 {
             // the free host has no CPUs to charge: a cost there would be ignored

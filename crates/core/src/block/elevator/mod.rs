@@ -59,6 +59,10 @@ pub trait Elevator {
     fn run_resumes_at(&self) -> Option<crate::sim::time::Ns> {
         None
     }
+    /// The block layer queued an asynchronous run of the hardware queue
+    /// (`blk_mq_delay_run_hw_queue(hctx, 0)`) outside the scheduler's own
+    /// calls. Nothing by default.
+    fn run_async(&mut self) {}
     /// Write a tunable (/sys/block/DEV/queue/iosched/NAME).
     fn set_tunable(&mut self, name: &str, _value: &str) -> Result<(), String> {
         Err(format!(

@@ -86,13 +86,23 @@ fn the_free_host_runs_the_queue_inline_whatever_the_switch() {
 #[test]
 fn under_the_per_bio_plug_the_submitter_dispatches_itself() {
     // blk_mq.submit_bio_plug = on (6.12): the insertion's run is the flush
-    // of the plug __submit_bio holds, synchronous, in the job's own call;
-    // no kworker is woken for it. Under bfq a lone QD1 reader's completion
-    // makes no run either (nothing queued), so the run is the inline one,
-    // I/O for I/O
+    // of the plug __submit_bio holds, synchronous, in the job's own call,
+    // so the request is dispatched there and done when the call returns.
+    // Under bfq a lone QD1 reader's completion makes no run (nothing
+    // queued); but the loop worker woken by the dispatch preempts the job
+    // (wakeup_preempt), so the run ends with blk_mq_do_dispatch_sched's
+    // need_resched() hand-off: a kblockd run that finds nothing, its
+    // wake-up and run (2.5 + 3 µs) added to each request
     let inline = qd1_on("bfq", "inline", "off", 1);
-    assert_eq!(qd1_on("bfq", "kblockd", "on", 1), inline);
     assert_eq!(inline.1, 0, "done when the submit call returns");
+    let (ios, clat_min) = qd1_on("bfq", "kblockd", "on", 1);
+    assert_eq!(clat_min, 0, "dispatched in the job's own call");
+    let extra = 1e9 / ios as f64 - 1e9 / inline.0 as f64;
+    let hop = (WAKE_NS + KBLOCKD_NS) as f64;
+    assert!(
+        (extra / hop - 1.0).abs() < 0.01,
+        "{extra:.0} ns more per request than inline, not the hand-off's {hop}"
+    );
     // without the plug (6.1) the same insertion hops to the kworker: its
     // wake-up and run, at least, are added to every request
     let (ios, clat_min) = qd1_on("bfq", "kblockd", "off", 1);

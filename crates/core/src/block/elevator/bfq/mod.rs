@@ -704,6 +704,12 @@ impl Elevator for Bfq {
         self.run.pending || self.delayed_run().is_some_and(|t| now >= t)
     }
 
+    /// `mod_delayed_work(.., 0)` of `hctx->run_work`: replaces the pending
+    /// re-run ([`run`]).
+    fn run_async(&mut self) {
+        self.queue_async_run();
+    }
+
     /// The moment the lock frees if requests wait and a run is under way.
     fn run_resumes_at(&self) -> Option<Ns> {
         (self.held > 0 && self.run.pending && self.lock_free_at > self.now)

@@ -131,6 +131,12 @@ impl Bfq {
         }
     }
 
+    /// An asynchronous run queued by the block layer (the synchronous
+    /// run's hand-off to kblockd, `blk_mq_do_dispatch_sched`).
+    pub(super) fn queue_async_run(&mut self) {
+        self.async_run();
+    }
+
     /// The delayed re-run, for `next_run`.
     pub(super) fn delayed_run(&self) -> Option<Ns> {
         self.run.delayed_at
