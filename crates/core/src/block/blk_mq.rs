@@ -176,6 +176,9 @@ pub(crate) trait BlkMq: BlkHost {
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
+        if !b.devs[dev as usize].st.elv.merges_bios() {
+            return false;
+        }
         let merged = {
             let d = &mut b.devs[dev as usize];
             let mut ctx = dev_ctx!(b, now, d);

@@ -20,7 +20,7 @@
 //!   integrated in_flight over time, which counts requests still in flight too).
 
 use crate::block::bio::Op;
-use crate::sim::time::{Ns, NSEC_PER_MSEC};
+use crate::sim::time::{Hz, JiffyCache, Ns, NSEC_PER_MSEC};
 
 /// `enum stat_group`
 pub const STAT_READ: usize = 0;
@@ -52,7 +52,7 @@ fn inflight_idx(op: Op) -> usize {
 }
 
 /// The counters of one disk (the whole device, `part0`).
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct DiskStats {
     pub ios: [u64; NR_STAT_GROUPS],
     pub merges: [u64; NR_STAT_GROUPS],
@@ -71,6 +71,9 @@ pub struct DiskStats {
     /// field 11, which only counts completed requests).
     pub inflight_integral_ns: u128,
     pub integral_at: Ns,
+    /// The jiffy of the last start or completion: `jiffies()` divides only
+    /// when the jiffy changes (a cache; no part of the counters).
+    jiffy: JiffyCache,
 }
 
 impl DiskStats {
@@ -92,7 +95,14 @@ impl DiskStats {
 
     #[inline]
     fn jiffies(&self, now: Ns) -> u64 {
-        now / (1_000_000_000 / self.hz())
+        Hz(self.hz() as u32).jiffies(now)
+    }
+
+    /// `jiffies(now)` for a start or a completion, through the cache.
+    #[inline]
+    fn jiffies_cached(&mut self, now: Ns) -> u64 {
+        let hz = Hz(self.hz() as u32);
+        self.jiffy.jiffies(hz, now)
     }
 
     /// `jiffies_to_msecs` for any HZ (exact when HZ divides 1000).
@@ -140,7 +150,7 @@ impl DiskStats {
     #[inline]
     pub fn start(&mut self, now: u64, op: Op) {
         self.integrate(now);
-        let j = self.jiffies(now);
+        let j = self.jiffies_cached(now);
         self.update_io_ticks(j, false);
         self.in_flight[inflight_idx(op)] += 1;
     }
@@ -166,7 +176,7 @@ impl DiskStats {
     pub fn done(&mut self, now: u64, op: Op, sectors: u64, start_ns: u64) {
         self.integrate(now);
         let g = op_stat_group(op);
-        let j = self.jiffies(now);
+        let j = self.jiffies_cached(now);
         self.update_io_ticks(j, true);
         self.ios[g] += 1;
         self.sectors[g] += sectors;

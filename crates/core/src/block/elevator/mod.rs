@@ -27,6 +27,13 @@ pub trait Elevator {
     ) -> Option<ReqId> {
         None
     }
+    /// Whether `bio_merge` can merge anything: false lets the block layer
+    /// skip the call (and the look for requests it merged away) on every
+    /// bio. True by default; only a scheduler whose `bio_merge` is the
+    /// default's says false.
+    fn merges_bios(&self) -> bool {
+        true
+    }
     /// `insert_requests`
     fn insert(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>, rq: ReqId);
     /// `dispatch_request`: the next request for the driver, if any.

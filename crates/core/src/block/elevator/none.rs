@@ -17,6 +17,11 @@ impl Elevator for NoneSched {
     fn name(&self) -> &'static str {
         "none"
     }
+    /// No `bio_merge`: the model's none merges no bio (the kernel's
+    /// `blk_bio_list_merge` into the software queues is not modelled).
+    fn merges_bios(&self) -> bool {
+        false
+    }
     fn insert(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>, rq: ReqId) {
         self.fifo.push_back(rq);
     }

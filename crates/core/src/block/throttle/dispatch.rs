@@ -94,28 +94,32 @@ impl Throttle {
             }
             qb.bps_throttled = bio.flags.throttled;
             let (s, hz) = (self.slice, self.hz);
+            let fast_ok = self.shortcut && !qb.bps_throttled;
             loop {
-                let fast = self.shortcut
-                    && !qb.bps_throttled
-                    && self.tgs[tg as usize].pass_gate(d, qb.size, j, s, hz);
-                if fast {
-                    // charged; the slice steps were no-ops
-                } else if self.pass_level(tg, &mut qb, j) {
-                    self.trim_slice(tg, d, j);
-                } else if bio.flags.meta && self.era != Era::JointFifo {
-                    // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass over
-                    // the limit, charged without a trim: a debt
-                    self.charge_over_limit(tg, &mut qb);
-                    self.tgs[tg as usize].stats.debt_ios[d] += 1;
+                // one lookup of the level when the gate lets the bio through
+                // (charged; the slice steps were no-ops)
+                let t = &mut self.tgs[tg as usize];
+                let t = if fast_ok && t.pass_gate(d, qb.size, j, s, hz) {
+                    t
                 } else {
-                    break;
-                }
-                self.count_pass(tg, &qb, ctx.now);
+                    if self.pass_level(tg, &mut qb, j) {
+                        self.trim_slice(tg, d, j);
+                    } else if bio.flags.meta && self.era != Era::JointFifo {
+                        // bio_issue_as_root_blkg (29390bb5661d, v6.12): pass
+                        // over the limit, charged without a trim: a debt
+                        self.charge_over_limit(tg, &mut qb);
+                        self.tgs[tg as usize].stats.debt_ios[d] += 1;
+                    } else {
+                        break;
+                    }
+                    &mut self.tgs[tg as usize]
+                };
+                t.stats.count_pass(&qb);
                 qn = Some(QnRef {
                     owner: tg,
                     on_parent: true,
                 });
-                match self.tgs[tg as usize].parent {
+                match t.parent {
                     Some(p) => tg = p,
                     None => {
                         bio.flags.throttled = true;
@@ -661,9 +665,6 @@ impl Throttle {
     }
 
     fn count_pass(&mut self, cg: CgId, qb: &QBio, _now: Ns) {
-        let d = qb.dir as usize;
-        let st = &mut self.tgs[cg as usize].stats;
-        st.passed[d] += 1;
-        st.passed_bytes[d] += qb.bytes as u64;
+        self.tgs[cg as usize].stats.count_pass(qb);
     }
 }

@@ -163,6 +163,16 @@ pub(crate) struct TgStats {
     pub debt_ios: [u64; 2],
 }
 
+impl TgStats {
+    /// A bio passed this level.
+    #[inline]
+    fn count_pass(&mut self, qb: &QBio) {
+        let d = qb.dir as usize;
+        self.passed[d] += 1;
+        self.passed_bytes[d] += qb.bytes as u64;
+    }
+}
+
 /// `struct throtl_grp`.
 pub(crate) struct Tg {
     pub parent: Option<CgId>,

@@ -135,6 +135,13 @@ impl Words {
                                 i += 1;
                             }
                             if l.get(i) != Some(&bit) {
+                                if l.len() == l.capacity() {
+                                    // grow by an eighth, not twice: a list's
+                                    // spare room is memory the map holds for
+                                    // nothing (the copy is small beside the
+                                    // insertion's own shift)
+                                    l.reserve_exact((l.len() / 8).max(8));
+                                }
                                 l.insert(i, bit);
                             }
                             i += 1;

@@ -46,7 +46,7 @@ impl Workload {
         job.end_time = job.end_time.map(|e| e + at);
     }
 
-    pub(crate) fn start_job(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    pub(crate) fn start_job(&mut self, sys: &mut impl Syscalls, j: JobId) {
         self.jobs_running += 1;
         let job = &mut self.jobs[j as usize];
         let (epoch, stats_start, ramp) = (job.epoch, job.stats_start, job.in_ramp);
@@ -63,7 +63,7 @@ impl Workload {
         sys.timer(t, Ev::Sample(j));
     }
 
-    pub(crate) fn job_wake(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    pub(crate) fn job_wake(&mut self, sys: &mut impl Syscalls, j: JobId) {
         let job = &mut self.jobs[j as usize];
         if job.wake_at != Some(sys.now()) {
             return; // superseded
@@ -80,7 +80,7 @@ impl Workload {
     }
 
     /// fio's periodic bandwidth / IOPS samples (`add_bw_samples`, `add_iops_samples`).
-    pub(crate) fn job_sample(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    pub(crate) fn job_sample(&mut self, sys: &mut impl Syscalls, j: JobId) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         if job.phase == Phase::Done || job.in_ramp {
@@ -111,7 +111,7 @@ impl Workload {
 
     /// The top of the loop of a replaying job: stop when the stream or the
     /// runtime is over, else issue the next I/O now or return when it is due.
-    pub(crate) fn replay_top(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Option<Ns> {
+    pub(crate) fn replay_top(&mut self, sys: &mut impl Syscalls, j: JobId) -> Option<Ns> {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let over_time = job.end_time.is_some_and(|e| now >= e);
@@ -144,7 +144,7 @@ impl Workload {
     /// Sleep until `t` (think time, a rate sleep, a replay's next instant):
     /// continue inline when nothing else happens before it. On a host with
     /// CPUs the task gives its CPU up and asks for one again at `t`.
-    fn job_sleep_until(&mut self, sys: &mut dyn Syscalls, j: JobId, t: Ns) -> bool {
+    fn job_sleep_until(&mut self, sys: &mut impl Syscalls, j: JobId, t: Ns) -> bool {
         if t <= sys.now() {
             return true;
         }
@@ -159,7 +159,7 @@ impl Workload {
     /// Spend CPU time until `t` (the rest of a submit call, a sync call's
     /// return): continue inline when nothing else happens before it. On a
     /// host with CPUs the task keeps its CPU ([`Workload::on_burst`]).
-    fn job_burst_until(&mut self, sys: &mut dyn Syscalls, j: JobId, t: Ns) -> bool {
+    fn job_burst_until(&mut self, sys: &mut impl Syscalls, j: JobId, t: Ns) -> bool {
         if t <= sys.now() {
             return true;
         }
@@ -184,13 +184,13 @@ impl Workload {
     }
 
     /// Run the job's loop from where it is until it must wait.
-    fn job_step(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    fn job_step(&mut self, sys: &mut impl Syscalls, j: JobId) {
         self.running_job = Some(j);
         self.job_loop(sys, j);
         self.running_job = None;
     }
 
-    fn job_loop(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    fn job_loop(&mut self, sys: &mut impl Syscalls, j: JobId) {
         loop {
             let phase = self.jobs[j as usize].phase;
             match phase {
@@ -295,7 +295,7 @@ impl Workload {
     }
 
     /// Top of fio's loop: the stop conditions, then the direction and rate check.
-    fn job_top(&mut self, sys: &mut dyn Syscalls, j: JobId) {
+    fn job_top(&mut self, sys: &mut impl Syscalls, j: JobId) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let s = &job.cfg.spec;
@@ -349,7 +349,7 @@ impl Workload {
     }
 
     /// `handle_thinktime` after the quiesce: returns when the sleep ends.
-    fn job_think_begin(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+    fn job_think_begin(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let s = &job.cfg.spec;
@@ -377,7 +377,7 @@ impl Workload {
     }
 
     /// `io_u_quiesce`: reap until nothing is in flight. True when quiet.
-    pub(crate) fn job_quiesce(&mut self, sys: &mut dyn Syscalls, j: JobId) -> bool {
+    pub(crate) fn job_quiesce(&mut self, sys: &mut impl Syscalls, j: JobId) -> bool {
         // io_u_queued_complete(td, 1) in a loop: everything already completed
         // is reaped now, one getevents call after another
         while !self.jobs[j as usize].completed.is_empty() {
@@ -390,7 +390,7 @@ impl Workload {
     /// `ios_completed`): at least `min`, at most `iodepth_batch_complete_max`
     /// (fio's default: the same as the min, so one per call). The reap instant
     /// is the completion time fio sees (clat, lat).
-    fn job_reap(&mut self, sys: &mut dyn Syscalls, j: JobId, min: u32) {
+    fn job_reap(&mut self, sys: &mut impl Syscalls, j: JobId, min: u32) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let max = job.cfg.spec.iodepth_batch_complete_max.max(min).max(1);
@@ -440,7 +440,7 @@ impl Workload {
 
     /// Prepare and submit one io_u in direction `dd`. Returns true if the job
     /// can go on at once (the loop continues), false if it waits.
-    fn job_issue(&mut self, sys: &mut dyn Syscalls, j: JobId, dd: u8) -> bool {
+    fn job_issue(&mut self, sys: &mut impl Syscalls, j: JobId, dd: u8) -> bool {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let d = dd as usize;
@@ -549,7 +549,7 @@ impl Workload {
     /// default host. fio's `usec_sleep` already compensates nanosleep's fixed
     /// overshoot (it sleeps `usec - ns_granularity` and spins the rest), so
     /// only the variable part of a real host's wake-up latency is modelled.
-    fn wake_latency(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+    fn wake_latency(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
         let m = sys.cpu().wake_jitter_ns;
         if m == 0 {
             return 0;
@@ -558,13 +558,13 @@ impl Workload {
     }
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
-    fn return_delay(&mut self, sys: &mut dyn Syscalls, j: JobId) -> Ns {
+    fn return_delay(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
         let cfg = &self.jobs[j as usize].cfg;
         sys.return_delay(cfg.dev, cfg.cgroup)
     }
 
     /// The submit call returned: issue_time and slat; reap if the queue is full.
-    fn job_after_submit(&mut self, sys: &mut dyn Syscalls, j: JobId, n: u32) {
+    fn job_after_submit(&mut self, sys: &mut impl Syscalls, j: JobId, n: u32) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         let io = &mut job.io_us[n as usize];
@@ -597,7 +597,7 @@ impl Workload {
     /// Returns true if the job's loop goes on at once.
     pub(crate) fn io_u_done_inline(
         &mut self,
-        sys: &mut dyn Syscalls,
+        sys: &mut impl Syscalls,
         j: JobId,
         n: u32,
         cpu: Ns,
@@ -666,7 +666,7 @@ impl Tasks for Workload {
 
 /// The event that ends a task's sleep: on a host with CPUs it first asks
 /// for a CPU (`Ev::Wake`), else the task runs at once (`Ev::Job`).
-fn wake_ev(sys: &dyn Syscalls, j: JobId) -> Ev {
+fn wake_ev(sys: &impl Syscalls, j: JobId) -> Ev {
     if sys.host_cpus() {
         Ev::Wake(j)
     } else {
