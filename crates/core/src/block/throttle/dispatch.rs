@@ -74,7 +74,7 @@ impl Throttle {
                     break;
                 }
                 self.charge_2018(tg, &qb);
-                self.count_pass(tg, &qb, ctx.now);
+                self.tgs[tg as usize].stats.count_pass(&qb);
                 self.trim_slice(tg, d, j);
                 qn = Some(QnRef {
                     owner: tg,
@@ -525,7 +525,7 @@ impl Throttle {
         let st = &mut self.tgs[cg as usize].stats;
         st.wait_ns[d] += waited;
         st.max_wait_ns[d] = st.max_wait_ns[d].max(waited);
-        self.count_pass(cg, &qb, now);
+        st.count_pass(&qb);
         qb.t_enq = now;
         match self.tgs[cg as usize].parent {
             Some(p) => {
@@ -662,9 +662,5 @@ impl Throttle {
                 released.push(qb.id);
             }
         }
-    }
-
-    fn count_pass(&mut self, cg: CgId, qb: &QBio, _now: Ns) {
-        self.tgs[cg as usize].stats.count_pass(qb);
     }
 }

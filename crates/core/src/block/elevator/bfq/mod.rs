@@ -707,7 +707,7 @@ impl Elevator for Bfq {
     /// `mod_delayed_work(.., 0)` of `hctx->run_work`: replaces the pending
     /// re-run ([`run`]).
     fn run_async(&mut self) {
-        self.queue_async_run();
+        self.async_run();
     }
 
     /// The moment the lock frees if requests wait and a run is under way.

@@ -91,8 +91,10 @@ impl Bfq {
     /// &hctx->run_work, 0)` (block/blk-core.c → `mod_delayed_work_on`,
     /// kernel/workqueue.c) takes a pending delayed re-run's timer off and
     /// queues the work at once, so the delayed re-run is gone (switch
-    /// `blk_mq.insert_run = kblockd`); `inline` keeps it.
-    fn async_run(&mut self) {
+    /// `blk_mq.insert_run = kblockd`); `inline` keeps it. Also the block
+    /// layer's own asynchronous run (the synchronous run's hand-off to
+    /// kblockd, `blk_mq_do_dispatch_sched`, through `Elevator::run_async`).
+    pub(super) fn async_run(&mut self) {
         self.run.pending = true;
         if self.sw_kblockd {
             self.run.delayed_at = None;
@@ -129,12 +131,6 @@ impl Bfq {
             let j = self.jiffies() + self.hz.msecs_to_jiffies(BUDGET_DELAY_MS);
             self.run.delayed_at = Some(self.hz.jiffy_start(j));
         }
-    }
-
-    /// An asynchronous run queued by the block layer (the synchronous
-    /// run's hand-off to kblockd, `blk_mq_do_dispatch_sched`).
-    pub(super) fn queue_async_run(&mut self) {
-        self.async_run();
     }
 
     /// The delayed re-run, for `next_run`.

@@ -6,7 +6,8 @@
 //! asked what hwi it should keep. The kernel computes WEIGHT_ONE * usage
 //! as an unsigned 32-bit product, which is 0 at full usage: the answer is
 //! hwi 1 (seen on the QEMU guest built-6.1-hz1000, docs/fidelity/iocost.md
-//! "A busy group donates everything"). One less than full usage is exact.
+//! "A busy group at full usage donates everything"). One less than full
+//! usage is exact.
 
 use super::*;
 
