@@ -14,7 +14,7 @@ pub mod loop_worker;
 pub mod nullb;
 pub mod ssd;
 
-use serde::Deserialize;
+use serde::de::{Deserialize, Deserializer, Error as _};
 
 pub use crate::block::disk::{DeviceInfo, DeviceModel};
 
@@ -25,7 +25,8 @@ pub enum StackKind {
     Linear { start: u64 },
 }
 
-/// `[device.model]` in a scenario: `kind` selects the model, the other keys are its parameters.
+/// `[device.model]` in a scenario: `kind` selects the model, the other keys are its
+/// parameters (`ModelSpec::from_kind`).
 ///
 /// The engine's side of the contract, for every model:
 /// * call `issue()` in dispatch order, with non-decreasing `now`, and never with
@@ -35,8 +36,7 @@ pub enum StackKind {
 /// * the returned instant is final; it can be earlier than that of a request
 ///   issued before (reordering inside the device), except where a model says it
 ///   serves in order.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+#[derive(Clone, Debug)]
 pub enum ModelSpec {
     Nullb(nullb::NullbSpec),
     Linear(linear::LinearSpec),
@@ -45,11 +45,32 @@ pub enum ModelSpec {
     /// A loop device over another scenario device (stacked).
     Loop(loop_dev::LoopSpec),
     /// A dm-linear device over another scenario device (stacked, bio-based).
-    #[serde(rename = "dm-linear")]
     DmLinear(dm_linear::DmLinearSpec),
 }
 
 impl ModelSpec {
+    /// The values of `kind`, one per model.
+    pub const KINDS: &'static [&'static str] =
+        &["nullb", "linear", "cloud", "ssd", "loop", "dm-linear"];
+
+    /// The model `kind` names, its parameters read from `params` (the table
+    /// without its `kind` key). The table is not read through a tagged enum
+    /// on purpose: serde buffers such an enum's content, and an error found
+    /// in it can no longer say which key it is about; a deserializer that
+    /// tracks paths (the scenario reader's) can when the parameters are read
+    /// straight into the model's own struct.
+    pub fn from_kind<'de, D: Deserializer<'de>>(kind: &str, params: D) -> Result<Self, D::Error> {
+        Ok(match kind {
+            "nullb" => ModelSpec::Nullb(Deserialize::deserialize(params)?),
+            "linear" => ModelSpec::Linear(Deserialize::deserialize(params)?),
+            "cloud" => ModelSpec::Cloud(Deserialize::deserialize(params)?),
+            "ssd" => ModelSpec::Ssd(Deserialize::deserialize(params)?),
+            "loop" => ModelSpec::Loop(Deserialize::deserialize(params)?),
+            "dm-linear" => ModelSpec::DmLinear(Deserialize::deserialize(params)?),
+            other => return Err(D::Error::unknown_variant(other, Self::KINDS)),
+        })
+    }
+
     /// `build_seeded(0)`.
     pub fn build(&self) -> Result<Box<dyn DeviceModel>, String> {
         self.build_seeded(0)
@@ -94,15 +115,17 @@ mod tests {
     use crate::block::bio::Op;
     use crate::sim::time::Ns;
 
-    #[derive(Deserialize)]
-    struct Scenario {
-        model: ModelSpec,
-    }
-
+    /// `[model]` of a TOML text, read as the scenario reader does (its
+    /// `kind`, then `from_kind` on the rest).
     fn parse(t: &str) -> Result<ModelSpec, String> {
-        toml::from_str::<Scenario>(t)
-            .map(|s| s.model)
-            .map_err(|e| e.to_string())
+        let mut doc: toml::Table = toml::from_str(t).map_err(|e| e.to_string())?;
+        let Some(toml::Value::Table(mut m)) = doc.remove("model") else {
+            return Err("no [model] table".into());
+        };
+        let Some(toml::Value::String(kind)) = m.remove("kind") else {
+            return Err("missing kind".into());
+        };
+        ModelSpec::from_kind(&kind, toml::Value::Table(m)).map_err(|e| e.to_string())
     }
 
     #[test]

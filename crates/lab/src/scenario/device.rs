@@ -30,15 +30,9 @@ impl Builder<'_> {
                 )
             }
         };
-        let model: ModelSpec = match d.model.get_ref().clone().try_into() {
+        let model = match model_spec(d.model.get_ref()) {
             Ok(m) => m,
-            Err(e) => {
-                let e: toml::de::Error = e;
-                return self.err(
-                    &d.model.span(),
-                    format!("device {name} model: {}", e.message().trim()),
-                );
-            }
+            Err(e) => return self.err(&d.model.span(), format!("device {name} model: {e}")),
         };
         let built = match model.build() {
             Ok(m) => m,
@@ -243,4 +237,35 @@ impl Builder<'_> {
             },
         }
     }
+}
+
+/// `[device.model]`: its `kind`, then the other keys as that model's
+/// parameters; an error names the key it is about (`read.sigma: ...`).
+fn model_spec(v: &toml::Value) -> Result<ModelSpec, String> {
+    let toml::Value::Table(t) = v else {
+        return Err(format!("expected a table, found {}", v.type_str()));
+    };
+    let mut params = t.clone();
+    let kind = match params.remove("kind") {
+        Some(toml::Value::String(k)) => k,
+        Some(other) => return Err(format!("kind: expected a string, found {}", other.type_str())),
+        None => return Err(format!("missing `kind` (one of {})", ModelSpec::KINDS.join(", "))),
+    };
+    if !ModelSpec::KINDS.contains(&kind.as_str()) {
+        return Err(format!(
+            "kind \"{kind}\": unknown model; expected one of {}",
+            ModelSpec::KINDS.join(", ")
+        ));
+    }
+    let mut track = serde_path_to_error::Track::new();
+    let de = serde_path_to_error::Deserializer::new(toml::Value::Table(params), &mut track);
+    ModelSpec::from_kind(&kind, de).map_err(|e: toml::de::Error| {
+        let path = track.path().to_string();
+        let msg = e.message().trim().to_string();
+        if path == "." || path.is_empty() {
+            msg
+        } else {
+            format!("{path}: {msg}")
+        }
+    })
 }
