@@ -24,9 +24,11 @@ pub struct Args {
     /// `--guest-files DIR`.
     pub guest_files: Option<std::path::PathBuf>,
     pub show: bool,
-    /// `host`, a kernel of `--list-kernels`, or `all`.
+    /// `host`, a kernel of `--list-kernels`, `local:DIR`, or `all`.
     pub kernel: String,
     pub list_kernels: bool,
+    /// `--kconfig-fragment`: print the configuration fragment and exit.
+    pub kconfig_fragment: bool,
 }
 
 /// The kernels `name` stands for, or an error listing the names. `all` is
@@ -46,8 +48,14 @@ fn kernels_of(name: &str) -> Result<Vec<String>, String> {
             .map(String::from)
             .collect()),
         k if vms.contains(&k) => Ok(vec![k.to_string()]),
+        // checked (image, config, release) before anything runs
+        k if blklab_vm::local::dir_of(k).is_some() => {
+            let dir = blklab_vm::local::dir_of(k).unwrap_or(std::path::Path::new(""));
+            blklab_vm::local::load(dir).map_err(|e| e.to_string())?;
+            Ok(vec![k.to_string()])
+        }
         k => Err(format!(
-            "unknown kernel '{k}' (known: host, {}, all; `--list-kernels` shows them)",
+            "unknown kernel '{k}' (known: host, {}, all, or local:DIR for a kernel you built; `--list-kernels` shows them)",
             vms.join(", ")
         )),
     }
@@ -111,6 +119,12 @@ fn worse(a: u8, b: u8) -> u8 {
 pub fn main(a: &Args) -> u8 {
     if a.list_kernels {
         return list_kernels();
+    }
+    if a.kconfig_fragment {
+        // what the built-* kernels are configured with: a tree configured
+        // from it boots as `local:DIR` with every case runnable
+        print!("{}", blklab_vm::kconfig::FRAGMENT);
+        return 0;
     }
     let kernels = match kernels_of(&a.kernel) {
         Ok(k) => k,

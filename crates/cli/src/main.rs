@@ -258,13 +258,20 @@ struct ConformanceArgs {
     show: bool,
     /// Where the real side runs: `host`, a stock kernel booted under QEMU
     /// (`debian-6.1`, `debian-6.12`), a kernel built from Debian's source
-    /// with every io controller (`built-6.1-hz1000`, `built-6.1-hz250`), or
-    /// `all` (host and the stock kernels).
+    /// with every io controller (`built-6.1-hz1000`, `built-6.1-hz250`),
+    /// `local:DIR` (a kernel you built: DIR's arch/x86/boot/bzImage and
+    /// .config; docs/fidelity/conformance-vm.md), or `all` (host and the
+    /// stock kernels).
     #[arg(long, default_value = "host")]
     kernel: String,
     /// List the kernels, their pinned packages and whether they are cached.
     #[arg(long)]
     list_kernels: bool,
+    /// Print the kernel configuration fragment the built kernels use
+    /// (`make ARCH=x86_64 KCONFIG_ALLCONFIG=FILE allnoconfig` configures a
+    /// tree that boots as `local:DIR` with every case runnable), and exit.
+    #[arg(long)]
+    kconfig_fragment: bool,
 }
 
 /// Exit status of every command for input it refuses (an invalid scenario
@@ -726,6 +733,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 show: a.show,
                 kernel: a.kernel,
                 list_kernels: a.list_kernels,
+                kconfig_fragment: a.kconfig_fragment,
             },
         ))),
     }

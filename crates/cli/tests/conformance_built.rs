@@ -10,7 +10,7 @@
 //!
 //! The first run builds the kernel into the cache (about 4 minutes of CPU
 //! on 2 cores; 13 to 25 minutes of wall time measured on a heavily loaded
-//! 2-core machine; docs/fidelity/conformance.md), later runs reuse it. `.ci/run` installs
+//! 2-core machine; docs/fidelity/conformance-vm.md), later runs reuse it. `.ci/run` installs
 //! the build tools, so CI builds and boots it. `BLKLAB_SKIP_KERNEL_BUILD=1`
 //! makes the test skip instead of building when the kernel is not cached.
 //! It skips, saying why, when QEMU, busybox, fio or losetup are missing,

@@ -60,6 +60,25 @@ fn unknown_kernel_lists_the_known_ones() {
 }
 
 #[test]
+fn a_local_kernel_is_checked_before_anything_runs() {
+    let d = scratch("local-kernel");
+    let arg = format!("local:{}", d.display());
+    let o = blklab(&["conformance", "--kernel", &arg, "--quick", "throttle-riops"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("local kernel {}: no kernel image", d.display()))
+            && e.contains("arch/x86/boot/bzImage"),
+        "{e}"
+    );
+    // the fragment it points to is printed whole
+    let o = blklab(&["conformance", "--kconfig-fragment"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = stdout(&o);
+    assert!(f.contains("CONFIG_BLK_CGROUP_IOCOST=y") && f.contains("CONFIG_BLK_DEV_LOOP=y"), "{f}");
+}
+
+#[test]
 fn list_kernels_names_the_pinned_packages() {
     let o = blklab(&["conformance", "--list-kernels"]);
     assert!(o.status.success(), "{}", stderr(&o));

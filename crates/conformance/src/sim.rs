@@ -131,13 +131,40 @@ impl SimDevice {
 
 /// The switches of kernel profile `name` (see `blklab switches --kernel`).
 pub fn profile_switches(name: &str) -> Result<Vec<(String, String)>, String> {
-    // A registry kernel's profile is its series: built-6.1-hz1000 is a 6.1.
-    let series = blklab_vm::kernels::pin(name).map(|p| p.series()).ok();
+    // A registry kernel's profile is its series: built-6.1-hz1000 is a 6.1;
+    // a local kernel's, the profile nearest its image's release.
+    let series = match blklab_vm::local::dir_of(name) {
+        Some(dir) => {
+            let k = blklab_vm::local::load(dir).map_err(|e| e.to_string())?;
+            Some(local_profile(&k.pin.series())?)
+        }
+        None => blklab_vm::kernels::pin(name).map(|p| p.series()).ok(),
+    };
     let p = blklab_core::sim::switches::profile(series.as_deref().unwrap_or(name))?;
     Ok(p.values
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect())
+}
+
+/// The profile a local kernel of `series` (`major.minor`) runs under: its
+/// own if there is one, else the newest numbered profile before it (a 6.13
+/// tree runs as 6.12: the switches record fixes, and a later tree has at
+/// least those of the profile before it; what it changed itself is what
+/// the run is for).
+pub fn local_profile(series: &str) -> Result<String, String> {
+    let num = |s: &str| -> Option<(u32, u32)> {
+        let (a, b) = s.split_once('.')?;
+        Some((a.parse().ok()?, b.parse().ok()?))
+    };
+    let want = num(series).ok_or_else(|| format!("kernel series '{series}' is not MAJOR.MINOR"))?;
+    blklab_core::sim::switches::PROFILES
+        .iter()
+        .filter_map(|p| num(p.name).map(|n| (n, p.name)))
+        .filter(|(n, _)| *n <= want)
+        .max()
+        .map(|(_, name)| name.to_string())
+        .ok_or_else(|| format!("no kernel profile at or before {series}"))
 }
 
 /// The switches of the profile for this host's kernel (major.minor of
@@ -384,6 +411,17 @@ pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_local_kernel_runs_under_the_nearest_profile_before_it() {
+        assert_eq!(local_profile("6.1").unwrap(), "6.1");
+        assert_eq!(local_profile("6.12").unwrap(), "6.12");
+        assert_eq!(local_profile("6.13").unwrap(), "6.12");
+        assert_eq!(local_profile("6.11").unwrap(), "6.1");
+        assert_eq!(local_profile("7.2").unwrap(), "6.18");
+        assert!(local_profile("5.15").unwrap_err().contains("no kernel profile at or before 5.15"));
+        assert!(local_profile("six").unwrap_err().contains("not MAJOR.MINOR"));
+    }
 
     fn dev7() -> SimDevice {
         SimDevice {

@@ -1,15 +1,20 @@
 //! The kernel cache's entry point: a registry kernel, fetched (stock) or
-//! built (from source) into the cache the first time, and verified.
+//! built (from source) into the cache the first time, and verified; or a
+//! `local:DIR` kernel, read where it is (no cache).
 
 use std::path::Path;
 
 use crate::error::{Result, VmError};
 use crate::kbuild;
 use crate::kernels::{self, Kernel};
+use crate::local;
 
 /// The kernel `name`, fetched into `cache_dir` if it is not there yet, and
-/// verified. Concurrent callers are serialised by a lock file in the cache.
+/// verified (a `local:DIR` name: that kernel, checked). Concurrent callers are serialised by a lock file in the cache.
 pub fn ensure(name: &str, cache_dir: &Path) -> Result<Kernel> {
+    if let Some(dir) = local::dir_of(name) {
+        return local::load(dir);
+    }
     let pin = kernels::pin(name)?;
     let dir = cache_dir.join(pin.name);
     if dir.join(kernels::MANIFEST).is_file() {

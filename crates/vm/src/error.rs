@@ -11,7 +11,7 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum VmError {
     /// A kernel name that is not in the registry.
-    #[error("unknown kernel '{name}'; known kernels: {}", known.join(", "))]
+    #[error("unknown kernel '{name}'; known kernels: {}, or local:DIR (a kernel you built)", known.join(", "))]
     UnknownKernel {
         name: String,
         known: Vec<&'static str>,
@@ -73,6 +73,10 @@ pub enum VmError {
     /// (a symbol of the fragment did not keep its value, a bad HZ).
     #[error("kernel build: {0}")]
     BadBuild(String),
+
+    /// A `local:DIR` kernel that cannot be booted as it is.
+    #[error("local kernel {}: {reason}", dir.display())]
+    BadLocal { dir: PathBuf, reason: String },
 
     /// A helper program ran and failed.
     #[error("{command} failed: {detail}")]

@@ -195,6 +195,24 @@ impl Kernel {
         kmod::tristate(&self.config, sym)
     }
 
+    /// Whether the booted guest has `sym`: built in, or a module the guest
+    /// loads (one of `kmod::WANTED` whose file this kernel carries; a
+    /// `local:` kernel carries none).
+    pub fn offers(&self, sym: &str) -> bool {
+        match self.flag(sym) {
+            Tristate::Yes => true,
+            Tristate::No => false,
+            Tristate::Module => kmod::WANTED
+                .iter()
+                .filter(|(s, _)| *s == sym)
+                .any(|(_, m)| {
+                    self.modules
+                        .iter()
+                        .any(|p| p.file_stem().is_some_and(|f| f == *m))
+                }),
+        }
+    }
+
     /// `REPORTED_FLAGS` with their values.
     pub fn flags(&self) -> Vec<(&'static str, Tristate)> {
         REPORTED_FLAGS.iter().map(|s| (*s, self.flag(s))).collect()

@@ -32,6 +32,7 @@ pub mod kbuild;
 pub mod kconfig;
 pub mod kernels;
 pub mod kmod;
+pub mod local;
 pub mod probe;
 pub mod protocol;
 pub mod qemu;

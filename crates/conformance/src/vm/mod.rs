@@ -47,9 +47,15 @@ pub fn kernel_names() -> Vec<&'static str> {
 }
 
 /// The HZ the simulator runs at for kernel `name` before it is booted: a
-/// built kernel's is in its pin (and read from its config once booted), the
-/// stock kernels are HZ=250.
+/// built kernel's is in its pin (and read from its config once booted), a
+/// `local:` kernel's in its config, the stock kernels are HZ=250.
 pub fn sim_hz(name: &str) -> u32 {
+    if let Some(dir) = blklab_vm::local::dir_of(name) {
+        return blklab_vm::local::load(dir)
+            .ok()
+            .and_then(|k| k.hz())
+            .unwrap_or(crate::sim::DEFAULT_HZ);
+    }
     blklab_vm::kernels::pin(name)
         .ok()
         .and_then(|p| p.build)
@@ -71,9 +77,13 @@ fn kernel_lacks(case: &Case, k: &blklab_vm::Kernel) -> Option<String> {
         "kyber" => syms.push("CONFIG_MQ_IOSCHED_KYBER"),
         _ => {}
     }
-    let sym = syms.into_iter().find(|s| k.flag(s) == Tristate::No)?;
+    let sym = syms.into_iter().find(|s| !k.offers(s))?;
+    let how = match k.flag(sym) {
+        Tristate::Module => format!("has {sym} as a module, which the guest does not load"),
+        _ => format!("is built without {sym}"),
+    };
     Some(format!(
-        "{} ({} {}) is built without {sym}",
+        "{} ({} {}) {how}",
         k.pin.name, k.pin.package, k.pin.version
     ))
 }
@@ -194,7 +204,9 @@ pub fn run_kernel(
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         if let (Some(dir), Some(r)) = (&opts.guest_files, run.case(&format!("case{i}"))) {
-            keep_guest_files(&dir.join(name).join(&c.name), r).map_err(VmFailure::Failed)?;
+            // `local:/path/to/tree` keeps its files under `local:_path_to_tree`
+            let sub = name.replace('/', "_");
+            keep_guest_files(&dir.join(sub).join(&c.name), r).map_err(VmFailure::Failed)?;
         }
         let guest = match (&lacking[i], run.case(&format!("case{i}"))) {
             (Some(why), _) => Err(HostError::NotRunnable(why.clone())),
