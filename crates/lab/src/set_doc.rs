@@ -319,6 +319,9 @@ mod tests {
         // a [host] key the scenario does not set yet
         let mut doc: DocumentMut = "[host]\ncpus = 1\n".parse().unwrap();
         set(&mut doc, "host.submit_return_ns", "6000").unwrap();
-        assert_eq!(doc.to_string(), "[host]\ncpus = 1\nsubmit_return_ns = 6000\n");
+        assert_eq!(
+            doc.to_string(),
+            "[host]\ncpus = 1\nsubmit_return_ns = 6000\n"
+        );
     }
 }

@@ -319,7 +319,7 @@ mod tests {
         assert_eq!(c.submit_split(), (13_300, 4_000));
         // the default, cut to a shorter call
         let c = parse("[host]\ncpus = 1\nsubmit_ns = 2000\n").unwrap();
-        assert_eq!(c.cpus.submit_return_ns, 3_000);
+        assert_eq!(c.cpus.submit_return_ns, 6_000);
         assert_eq!(c.submit_split(), (0, 2_000));
     }
 

@@ -212,5 +212,8 @@ fn the_bio_goes_in_where_the_submit_call_reaches_submit_bio() {
     let r = run(HostCpus::default(), 1, device_ns, 1);
     let want = 1e9 / (device_ns + REAP_NS) as f64;
     let got = ios(&r) as f64;
-    assert!((got / want - 1.0).abs() < 0.005, "free host: {got} I/Os, want {want:.0}");
+    assert!(
+        (got / want - 1.0).abs() < 0.005,
+        "free host: {got} I/Os, want {want:.0}"
+    );
 }
