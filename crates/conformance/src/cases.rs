@@ -481,7 +481,7 @@ const BFQ_SHAPES: [(u32, u32, Option<f64>); 3] = [(1, 1, None), (1, 32, None), (
 /// real bfq holds /B's QD1 request while it idles for /A (88-90 %), and
 /// the simulator given the same CPU split and order (`--sim-cpus 1`,
 /// `--sim-loop worker:NS`, `--sim-wakeup-preempt`) still lets /B through
-/// about half the time (docs/fidelity/bfq.md, "QEMU, measured split").
+/// about half the time (docs/fidelity/bfq-history.md, "QEMU, measured split").
 pub fn share_check(case: &Case) -> Option<crate::share::ShareCheck> {
     let (_, _, tol) = BFQ_SHAPES
         .iter()

@@ -37,7 +37,7 @@ const JOB_FIELDS: &[&str] = &[
 
 /// Whether `key` is one of this module's keys (rather than a switch or `seed`).
 pub fn is_doc_key(key: &str) -> bool {
-    ["cgroup.", "device.", "job.", "run.", "pagecache."]
+    ["cgroup.", "device.", "job.", "run.", "pagecache.", "host."]
         .iter()
         .any(|p| key.starts_with(p))
         && !key.starts_with("run.switches.")
@@ -266,7 +266,7 @@ pub fn set(doc: &mut DocumentMut, key: &str, raw: &str) -> Result<()> {
     if let Some(rest) = key.strip_prefix("job.") {
         return set_job(doc, rest, raw);
     }
-    for table in ["run", "pagecache"] {
+    for table in ["run", "pagecache", "host"] {
         if let Some(rest) = key.strip_prefix(table).and_then(|r| r.strip_prefix('.')) {
             let path: Vec<&str> = std::iter::once(table).chain(rest.split('.')).collect();
             return set_path(doc.as_table_mut(), &path, raw);
@@ -316,5 +316,12 @@ mod tests {
         set(&mut doc, "run.duration", "2s").unwrap();
         assert_eq!(doc.to_string(), "[run]\nhz = 1000\nduration = \"2s\"\n");
         assert!(set(&mut doc, "run.hz", "fast").is_err());
+        // a [host] key the scenario does not set yet
+        let mut doc: DocumentMut = "[host]\ncpus = 1\n".parse().unwrap();
+        set(&mut doc, "host.submit_return_ns", "6000").unwrap();
+        assert_eq!(
+            doc.to_string(),
+            "[host]\ncpus = 1\nsubmit_return_ns = 6000\n"
+        );
     }
 }

@@ -82,9 +82,12 @@ impl BlkHost for Running<'_> {
             Origin::Job { job, io_u } => {
                 if self.tasks.submit_done(job, io_u) {
                     // the task slept in the kernel: the rest of its call
-                    // runs now, then the way back to user space
+                    // runs now, then the way back to user space (the part
+                    // of submit_ns after the bio: all of it on the free
+                    // host, which spent none before)
                     let now = self.k.clk.now;
-                    let rest_ns = self.k.cpu.submit_ns + self.k.blk.return_delay(now, dev, cg);
+                    let (_, after_bio_ns) = self.k.cpu.submit_split();
+                    let rest_ns = after_bio_ns + self.k.blk.return_delay(now, dev, cg);
                     if self.k.cpus.enabled() {
                         self.k.wake_task(self.tasks, job, rest_ns);
                     } else {

@@ -70,11 +70,14 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
                 return true;
             }
             // it used its slice while others wait, or a woken kernel thread
-            // preempts it: it goes on later
-            if let Some((next, t)) = k.cpus.preempt(j, now) {
-                wl.set_wake(j, IN_RUN_QUEUE);
-                k.task_runs(wl, next, t);
-                return true;
+            // preempts it: it goes on later (not from inside its submit
+            // call before the bio: that is no preemption point)
+            if wl.preemptible(j) {
+                if let Some((next, t)) = k.cpus.preempt(j, now) {
+                    wl.set_wake(j, IN_RUN_QUEUE);
+                    k.task_runs(wl, next, t);
+                    return true;
+                }
             }
             wl.job_wake(k, j);
             if !wl.on_burst(j) {

@@ -24,6 +24,30 @@ pub struct CpuCosts {
     pub cpus: HostCpus,
 }
 
+impl CpuCosts {
+    /// `submit_ns` split at the instant the call submits its bio:
+    /// (before, after). With CPUs the call first spends what precedes
+    /// `submit_bio` (fio's io_u preparation, the syscall's entry, the
+    /// iocb's and the bio's set-up), then the block layer inserts and,
+    /// where it runs the queue in the caller's context, dispatches, and
+    /// the rest ([`HostCpus::submit_return_ns`], at most `submit_ns`) is
+    /// the way back to user space. A voluntary-preemption kernel (the
+    /// QEMU guests' Debian configs: `CONFIG_PREEMPT_VOLUNTARY` under
+    /// `PREEMPT_DYNAMIC`) takes a reschedule set by the dispatch's
+    /// wake-ups at the end of that way back (`exit_to_user_mode_loop`
+    /// calls `schedule()` on `_TIF_NEED_RESCHED`; the io_submit path has
+    /// no `cond_resched` after `submit_bio`), i.e. at the end of the
+    /// burst. The free host keeps the bio at the call's start (0,
+    /// `submit_ns`): its figures do not move.
+    pub fn submit_split(&self) -> (Ns, Ns) {
+        if self.cpus.nr == 0 {
+            return (0, self.submit_ns);
+        }
+        let after = self.cpus.submit_return_ns.min(self.submit_ns);
+        (self.submit_ns - after, after)
+    }
+}
+
 impl Default for CpuCosts {
     fn default() -> Self {
         CpuCosts {

@@ -36,6 +36,9 @@ pub(super) struct RawHost {
     stall_dist: Option<Spanned<toml::Value>>,
     /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
     kblockd_ns: Option<Spanned<toml::Value>>,
+    /// The part of `submit_ns` after `submit_bio` (`CpuCosts::submit_split`;
+    /// default `DEFAULT_SUBMIT_RETURN_NS`, at most `submit_ns`).
+    submit_return_ns: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -120,6 +123,25 @@ impl Builder<'_> {
         }
     }
 
+    /// `[host] submit_return_ns`: when given, not more than the call it is
+    /// a part of; the default is cut to `submit_ns` where that is shorter
+    /// (`CpuCosts::submit_split`).
+    fn submit_return(&mut self, h: &RawHost, submit_ns: u64, dflt: u64) -> u64 {
+        let n = self.host_cost("submit_return_ns", &h.submit_return_ns, dflt);
+        match &h.submit_return_ns {
+            Some(v) if n > submit_ns => self
+                .err(
+                    &v.span(),
+                    format!(
+                        "host.submit_return_ns = {n}: more than submit_ns ({submit_ns}), \
+                         the submit call it is the last part of"
+                    ),
+                )
+                .unwrap_or(dflt),
+            _ => n,
+        }
+    }
+
     /// The host's CPU costs from `[run]` and `[host]`.
     pub(super) fn host(&mut self, run: &RawRun, host: Option<&RawHost>) -> CpuCosts {
         let dflt = CpuCosts::default();
@@ -189,6 +211,7 @@ impl Builder<'_> {
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
+            submit_return_ns: self.submit_return(h, submit_ns, m.submit_return_ns),
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
                 Some(v) => match v.get_ref() {
@@ -223,6 +246,7 @@ impl Builder<'_> {
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
                 ("kblockd_ns", &h.kblockd_ns),
+                ("submit_return_ns", &h.submit_return_ns),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
@@ -291,6 +315,12 @@ mod tests {
         assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
         assert_eq!(c.cpus.kblockd_ns, 5500);
+        let c = parse("[host]\ncpus = 1\nsubmit_ns = 17300\nsubmit_return_ns = 4000\n").unwrap();
+        assert_eq!(c.submit_split(), (13_300, 4_000));
+        // the default, cut to a shorter call
+        let c = parse("[host]\ncpus = 1\nsubmit_ns = 2000\n").unwrap();
+        assert_eq!(c.cpus.submit_return_ns, 6_000);
+        assert_eq!(c.submit_split(), (0, 2_000));
     }
 
     #[test]
@@ -392,6 +422,14 @@ mod tests {
             (
                 "[host]\nkblockd_ns = 4000\n",
                 &["t.toml:2:14", "host.kblockd_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\nsubmit_return_ns = 1000\n",
+                &["t.toml:2:20", "host.submit_return_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nsubmit_ns = 2000\nsubmit_return_ns = 2500\n",
+                &["t.toml:4:20", "submit_return_ns = 2500: more than submit_ns (2000)"],
             ),
             (
                 "[host]\ncpus = 1\nkblockd_ns = -1\n",

@@ -17,6 +17,10 @@ pub(super) fn host(nr: u32) -> HostCpus {
         irq_ns: IRQ_NS,
         wake_ns: WAKE_NS,
         timer_ns: 1_000,
+        // the bio at the submit call's start, as on the free host: these
+        // tests' arithmetic is about other costs (the split's own test is
+        // the_bio_goes_in_where_the_submit_call_reaches_submit_bio)
+        submit_return_ns: SUBMIT_NS,
         ..HostCpus::default()
     }
 }
@@ -174,4 +178,42 @@ fn a_task_that_never_blocks_yields_after_its_slice() {
     );
     // and its clat holds the other's slice
     assert!(r.jobs[1].stats.dirs[0].clat.stat.max >= crate::sim::cpus::SLICE_NS);
+}
+
+#[test]
+fn the_bio_goes_in_where_the_submit_call_reaches_submit_bio() {
+    // one QD1 job on a 20 µs device, alone on one CPU: its I/O takes the
+    // part of the submit call before submit_bio, the device, the
+    // interrupt, the wake-up and the reap; the part after submit_bio runs
+    // while the device works (CpuCosts::submit_split)
+    let device_ns = 20_000;
+    for return_ns in [0, 500, SUBMIT_NS] {
+        let r = run(
+            HostCpus {
+                submit_return_ns: return_ns,
+                ..host(1)
+            },
+            1,
+            device_ns,
+            1,
+        );
+        let per_io = SUBMIT_NS - return_ns + device_ns + IRQ_NS + WAKE_NS + REAP_NS;
+        let want = 1e9 / per_io as f64;
+        let got = ios(&r) as f64;
+        assert!(
+            (got / want - 1.0).abs() < 0.005,
+            "submit_return_ns {return_ns}: {got} I/Os, want {want:.0}"
+        );
+        // slat: the whole call, whatever the split
+        let slat = &r.jobs[0].stats.dirs[0].slat.stat;
+        assert_eq!((slat.min, slat.max), (SUBMIT_NS, SUBMIT_NS));
+    }
+    // the free host keeps the bio at the call's start
+    let r = run(HostCpus::default(), 1, device_ns, 1);
+    let want = 1e9 / (device_ns + REAP_NS) as f64;
+    let got = ios(&r) as f64;
+    assert!(
+        (got / want - 1.0).abs() < 0.005,
+        "free host: {got} I/Os, want {want:.0}"
+    );
 }

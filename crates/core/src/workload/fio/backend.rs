@@ -9,7 +9,7 @@ use super::{IoU, Job, Phase};
 use crate::sim::engine::Ev;
 use crate::sim::probe::{FioIo, Probe};
 use crate::sim::time::{Ns, NSEC_PER_MSEC, NSEC_PER_USEC};
-use crate::syscall::{BufferedIo, DirectIo, Ioprio, JobId, Syscalls, Tasks};
+use crate::syscall::{BufferedIo, Ioprio, JobId, Syscalls, Tasks};
 use crate::workload::Workload;
 
 impl Job {
@@ -159,7 +159,7 @@ impl Workload {
     /// Spend CPU time until `t` (the rest of a submit call, a sync call's
     /// return): continue inline when nothing else happens before it. On a
     /// host with CPUs the task keeps its CPU ([`Workload::on_burst`]).
-    fn job_burst_until(&mut self, sys: &mut impl Syscalls, j: JobId, t: Ns) -> bool {
+    pub(super) fn job_burst_until(&mut self, sys: &mut impl Syscalls, j: JobId, t: Ns) -> bool {
         if t <= sys.now() {
             return true;
         }
@@ -180,7 +180,19 @@ impl Workload {
     /// burst that ends at its wake-up) rather than blocked or asleep.
     pub(crate) fn on_burst(&self, j: JobId) -> bool {
         let job = &self.jobs[j as usize];
-        matches!(job.phase, Phase::SubmitReturn(_) | Phase::SyncReturn(_)) && job.wake_at.is_some()
+        matches!(
+            job.phase,
+            Phase::SubmitEntry(_) | Phase::SubmitReturn(_) | Phase::SyncReturn(_)
+        ) && job.wake_at.is_some()
+    }
+
+    /// Whether the end of job `j`'s current burst is a point where the
+    /// scheduler may switch it out: not inside the submit call before its
+    /// bio (a voluntary-preemption kernel switches a task in a system call
+    /// at `cond_resched` points or on the way back to user space, and the
+    /// entry of io_submit up to `submit_bio` has none as modelled).
+    pub(crate) fn preemptible(&self, j: JobId) -> bool {
+        !matches!(self.jobs[j as usize].phase, Phase::SubmitEntry(_))
     }
 
     /// Run the job's loop from where it is until it must wait.
@@ -230,6 +242,11 @@ impl Workload {
                 }
                 Phase::Issue(dd) => {
                     if !self.job_issue(sys, j, dd) {
+                        return;
+                    }
+                }
+                Phase::SubmitEntry(n) => {
+                    if !self.job_submit(sys, j, n) {
                         return;
                     }
                 }
@@ -513,34 +530,13 @@ impl Workload {
                 None => false,
             };
         }
-        let io = DirectIo {
-            task: j,
-            io_u: n,
-            dev: job.cfg.dev,
-            cg: job.cfg.cgroup,
-            write: dd == 1,
-            offset_bytes: offset,
-            bytes,
-            sync: job.cfg.spec.direct,
-            task_prio: job.ioprio,
-        };
-        job.phase = if sync_engine {
-            Phase::SyncWait(n)
-        } else {
-            Phase::InSubmit(n)
-        };
-        job.submit_done = false;
-        let extra_cpu_ns = sys.submit(self, io);
-        let job = &mut self.jobs[j as usize];
-        if sync_engine {
-            return false; // io_u_complete moves us on
+        let (before_bio_ns, _) = sys.cpu().submit_split();
+        if !sync_engine && before_bio_ns > 0 {
+            // the call's work before submit_bio (submit.rs)
+            job.phase = Phase::SubmitEntry(n);
+            return self.job_burst_until(sys, j, now + before_bio_ns);
         }
-        if !job.submit_done {
-            return false; // asleep in the kernel; submit_done wakes us
-        }
-        job.phase = Phase::SubmitReturn(n);
-        let t = now + sys.cpu().submit_ns + extra_cpu_ns + self.return_delay(sys, j);
-        self.job_burst_until(sys, j, t)
+        self.job_submit(sys, j, n)
     }
 
     /// How late the job's task runs after a timed sleep (think time, rate
@@ -558,7 +554,7 @@ impl Workload {
     }
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
-    fn return_delay(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
+    pub(super) fn return_delay(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
         let cfg = &self.jobs[j as usize].cfg;
         sys.return_delay(cfg.dev, cfg.cgroup)
     }

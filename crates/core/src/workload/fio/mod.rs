@@ -18,6 +18,7 @@ mod axmap;
 mod backend;
 mod hint;
 mod io_u;
+mod submit;
 
 use std::collections::VecDeque;
 
@@ -54,6 +55,10 @@ pub(crate) enum Phase {
     RateSleep(u8),
     /// Prepare and submit an io_u in this direction.
     Issue(u8),
+    /// The submit call for io_u `n` spends its CPU time before
+    /// `submit_bio` (a host with CPUs, `CpuCosts::submit_split`); the bio
+    /// is submitted at the wake-up.
+    SubmitEntry(u32),
     /// Inside the submit call for io_u `n`.
     InSubmit(u32),
     /// The submit call's CPU time is being spent; it returns at the wake-up.
