@@ -118,10 +118,23 @@ const DEBUG_STATS: &str = "/sys/module/blk_cgroup/parameters/blkcg_debug_stats";
 const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// Whether the script captures the guest's CPU accounting and a scheduler
-/// trace (guest_cpu.rs): the bfq cases, whose split depends on how the one
-/// vCPU is shared, and never with the QoS trace (one tracefs buffer).
+/// trace (guest_cpu.rs): the bfq cases and the capped disk's cases with
+/// no controller of their own ([`capped_race`]), whose split depends on
+/// how the one vCPU is shared, and never with the QoS trace (one tracefs
+/// buffer).
 pub fn traces_cpu(case: &Case) -> bool {
-    case.need == crate::cases::Need::Bfq && !case.trace_qos
+    (case.need == crate::cases::Need::Bfq || capped_race(case)) && !case.trace_qos
+}
+
+/// A capped-disk case whose only controller is the lower device's
+/// blk-throttle and whose groups set nothing: its groups race for each
+/// slice's budget (throttle_race.rs), so its trace window spans slices.
+/// `capped-qos-iocost-off` (weights for iocost's comparison) keeps its
+/// untraced runs: the trace costs the guest CPU in its window.
+fn capped_race(case: &Case) -> bool {
+    case.need == crate::cases::Need::Throttle
+        && matches!(case.device, HostDevice::Capped { .. })
+        && case.groups.iter().all(|(_, files)| files.is_empty())
 }
 
 /// The script realising `case` (its `idx`-th place in the run) for
@@ -281,7 +294,11 @@ echo +io > "$P/cgroup.subtree_control""#,
         };
         if trace_cpu {
             s += &guest_cpu::snapshot(0, r, &cpu_groups);
-            s += &guest_cpu::trace_start();
+            s += &guest_cpu::trace_start(if capped_race(case) {
+                guest_cpu::RACE_WINDOW_US
+            } else {
+                guest_cpu::WINDOW_US
+            });
         }
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
@@ -455,6 +472,22 @@ mod tests {
         // the last wait precedes the trace's end
         assert!(s.rfind("wait \"$pid1\"").unwrap() < s.rfind("wait \"$tracer\"").unwrap());
         assert!(!script("throttle-riops").contains("sched_switch"));
+    }
+
+    #[test]
+    fn capped_race_cases_trace_two_throttle_slices() {
+        for case in ["capped-qd1-beside-qd128", "iolatency-protect-off"] {
+            let s = script(case);
+            assert!(s.contains("sched_switch"), "{case}");
+            assert!(
+                s.contains("usleep 250000; echo 0 > $T/tracing_on"),
+                "{case}"
+            );
+        }
+        // the iocost and io.latency cases keep their traces untouched
+        for case in ["capped-qos-iocost-on", "iolatency-protect-on"] {
+            assert!(!script(case).contains("sched_switch"), "{case}");
+        }
     }
 
     #[test]
