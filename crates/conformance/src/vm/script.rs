@@ -137,11 +137,41 @@ fn capped_race(case: &Case) -> bool {
         && case.groups.iter().all(|(_, files)| files.is_empty())
 }
 
+/// The environment variable naming scheduler features to set in the guest
+/// before a case (an experiment, docs/fidelity/conformance.md: e.g.
+/// `NO_PLACE_LAG` on 6.12, `NO_WAKEUP_PREEMPTION` on 6.1).
+pub const SCHED_FEATURES_VAR: &str = "BLKLAB_GUEST_SCHED_FEATURES";
+
+/// Shell: write each of `features` (whitespace-separated names such as
+/// `NO_PLACE_LAG`) to /sys/kernel/debug/sched/features and print the
+/// features line the kernel reads back to the case's stderr.
+fn sched_features(features: &str) -> Result<String, String> {
+    let mut s = String::from("mount -t debugfs none /sys/kernel/debug 2>/dev/null || true\n");
+    for x in features.split_whitespace() {
+        if !x
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(format!(
+                "{SCHED_FEATURES_VAR}: \"{x}\": expected a scheduler feature name (A-Z, 0-9, _)"
+            ));
+        }
+        s += &format!(
+            "echo {x} > /sys/kernel/debug/sched/features || echo 'sched feature {x} refused' >&2\n"
+        );
+    }
+    s += "echo \"sched features: $(cat /sys/kernel/debug/sched/features)\" >&2\n";
+    Ok(s)
+}
+
 /// The script realising `case` (its `idx`-th place in the run) for
 /// `runtime_s` seconds per run, `repeat` runs.
 pub fn case_script(case: &Case, idx: usize, runtime_s: u32, repeat: u32) -> Result<String, String> {
     let mut s = String::new();
     let _ = writeln!(s, "set -e\n. /blklab/lib.sh");
+    if let Ok(f) = std::env::var(SCHED_FEATURES_VAR) {
+        s += &sched_features(&f)?;
+    }
     let _ = writeln!(s, "truncate -s {FILE_BYTES} {IMG}");
     match &case.device {
         HostDevice::Loop => {
@@ -472,6 +502,28 @@ mod tests {
         // the last wait precedes the trace's end
         assert!(s.rfind("wait \"$pid1\"").unwrap() < s.rfind("wait \"$tracer\"").unwrap());
         assert!(!script("throttle-riops").contains("sched_switch"));
+    }
+
+    #[test]
+    fn scheduler_features_are_written_and_read_back_and_bad_names_refused() {
+        let s = sched_features("NO_PLACE_LAG NO_RUN_TO_PARITY").unwrap();
+        assert!(
+            s.contains("echo NO_PLACE_LAG > /sys/kernel/debug/sched/features"),
+            "{s}"
+        );
+        assert!(
+            s.contains("echo NO_RUN_TO_PARITY > /sys/kernel/debug/sched/features"),
+            "{s}"
+        );
+        assert!(
+            s.contains("sched features: $(cat /sys/kernel/debug/sched/features)"),
+            "{s}"
+        );
+        let e = sched_features("NO_PLACE_LAG; reboot").unwrap_err();
+        assert!(
+            e.contains("BLKLAB_GUEST_SCHED_FEATURES: \"NO_PLACE_LAG;\""),
+            "{e}"
+        );
     }
 
     #[test]
