@@ -333,6 +333,38 @@ impl Eevdf {
     }
 }
 
+/// The interface `sim::cpus` uses; each operation is the method above of
+/// the same name.
+impl crate::sim::fair::FairClass for Eevdf {
+    fn clone_box(&self) -> Box<dyn crate::sim::fair::FairClass> {
+        Box::new(self.clone())
+    }
+    fn add(&mut self, weight: u64) {
+        Eevdf::add(self, weight)
+    }
+    fn update_curr(&mut self, t: u32, now: Ns) -> bool {
+        Eevdf::update_curr(self, t, now)
+    }
+    fn enqueue(&mut self, t: u32, now: Ns) {
+        Eevdf::enqueue(self, t, now)
+    }
+    fn dequeue_sleep(&mut self, t: u32) {
+        Eevdf::dequeue_sleep(self, t)
+    }
+    fn put_prev(&mut self, t: u32) {
+        Eevdf::put_prev(self, t)
+    }
+    fn set_next(&mut self, t: u32, now: Ns) {
+        Eevdf::set_next(self, t, now)
+    }
+    fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
+        Eevdf::wakeup_preempts(self, t, curr, now)
+    }
+    fn pick_next(&mut self, curr: Option<u32>) -> Option<u32> {
+        Eevdf::pick_next(self, curr)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
