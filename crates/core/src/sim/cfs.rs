@@ -26,12 +26,13 @@
 //!   `sched_slice` (the 6 ms period, or `nr_running` × 0.75 ms above eight
 //!   tasks, shared by weight) since it got the CPU, or, after the 0.75 ms
 //!   minimum granularity, when it is more than that slice ahead of the
-//!   leftmost waiting task.
+//!   leftmost waiting task. The check runs at the scheduler tick only.
 //!
 //! Simplified (docs/fidelity/cpus.md, "CFS with virtual runtimes"): one queue
 //! for the host (the kernel has one per CPU); no cgroup hierarchy (the
-//! harness's groups enable only the io controller); the tick's checks are
-//! made when a burst ends, not at each tick; no buddies (NEXT_BUDDY is off,
+//! harness's groups enable only the io controller); the tick's check is
+//! made when the first burst after a tick ends (the kernel makes it at the
+//! tick and preempts at the next preemption point); no buddies (NEXT_BUDDY is off,
 //! LAST_BUDDY acts only with `sched_nr_latency` = 8 tasks runnable); no
 //! START_DEBIT for a new task (every task starts at virtual runtime 0 and
 //! is placed on its first wake-up like any sleeper); the 60 s long-sleeper
@@ -63,6 +64,8 @@ struct Entity {
     exec_start: Ns,
     /// When it got its CPU (`prev_sum_exec_runtime`'s instant).
     picked_at: Ns,
+    /// The last tick whose check it has had (tick number).
+    tick_seen: u64,
 }
 
 /// The fair class's queue (one for the host).
@@ -71,6 +74,8 @@ pub struct Cfs {
     ents: Vec<Entity>,
     /// `cfs_rq->min_vruntime`.
     min_vruntime: i64,
+    /// `TICK_NSEC`: `check_preempt_tick` runs once per tick.
+    tick_ns: Ns,
 }
 
 /// `calc_delta_fair`: `delta_ns` of CPU time in the virtual time of an
@@ -80,8 +85,8 @@ fn vdelta(delta_ns: Ns, weight: u64) -> i64 {
 }
 
 impl Cfs {
-    /// `nr` nice-0 tasks (the fio jobs).
-    pub fn new(nr: usize) -> Cfs {
+    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks.
+    pub fn new(nr: usize, tick_ns: Ns) -> Cfs {
         let e = Entity {
             weight: NICE_0_WEIGHT,
             vruntime: 0,
@@ -89,10 +94,12 @@ impl Cfs {
             running: false,
             exec_start: 0,
             picked_at: 0,
+            tick_seen: 0,
         };
         Cfs {
             ents: vec![e; nr],
             min_vruntime: 0,
+            tick_ns: tick_ns.max(1),
         }
     }
 
@@ -153,20 +160,23 @@ impl crate::sim::fair::FairClass for Cfs {
     fn add(&mut self, weight: u64) {
         self.ents.push(Entity {
             weight,
-            ..Cfs::new(1).ents[0]
+            ..Cfs::new(1, 1).ents[0]
         });
     }
 
-    /// Mirrors `update_curr`, then `check_preempt_tick`'s two tests.
+    /// Mirrors `update_curr`, then, the first time after each tick
+    /// (`entity_tick`), `check_preempt_tick`'s two tests.
     fn update_curr(&mut self, t: u32, now: Ns) -> bool {
         self.charge(now);
+        let tick = now / self.tick_ns;
         let e = self.ents[t as usize];
+        if !e.running || tick == e.tick_seen {
+            return false;
+        }
+        self.ents[t as usize].tick_seen = tick;
         let Some(left) = self.leftmost() else {
             return false;
         };
-        if !e.running {
-            return false;
-        }
         let ran = now.saturating_sub(e.picked_at);
         let ideal = self.slice_ns(t);
         if ran > ideal {
@@ -208,6 +218,8 @@ impl crate::sim::fair::FairClass for Cfs {
         e.running = true;
         e.exec_start = now;
         e.picked_at = now;
+        // a tick before it got the CPU was not its tick
+        e.tick_seen = now / self.tick_ns;
     }
 
     /// Mirrors `check_preempt_wakeup` → `wakeup_preempt_entity`.
@@ -241,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_woken_sleeper_gets_the_sleeper_credit_and_preempts_a_hog() {
-        let mut q = Cfs::new(2);
+        let mut q = Cfs::new(2, 1);
         q.enqueue(0, 0);
         assert_eq!(q.pick_next(None), Some(0));
         q.set_next(0, 0);
@@ -258,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_short_sleep_gives_no_credit_beyond_the_own_vruntime() {
-        let mut q = Cfs::new(2);
+        let mut q = Cfs::new(2, 1);
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
@@ -273,8 +285,23 @@ mod tests {
     }
 
     #[test]
+    fn the_slice_is_checked_only_after_a_tick() {
+        // HZ 250: two tasks, 3 ms slices
+        let mut q = Cfs::new(2, 4_000_000);
+        q.enqueue(0, 0);
+        q.enqueue(1, 0);
+        q.set_next(0, 0);
+        // past its slice at 3.5 ms, but no tick since it got the CPU
+        assert!(!q.update_curr(0, 3_500_000));
+        // the first burst end after the 4 ms tick reschedules it
+        assert!(q.update_curr(0, 4_100_000));
+        // once per tick
+        assert!(!q.update_curr(0, 4_200_000));
+    }
+
+    #[test]
     fn the_tick_reschedules_after_the_slice_or_when_too_far_ahead() {
-        let mut q = Cfs::new(2);
+        let mut q = Cfs::new(2, 1);
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
@@ -283,7 +310,7 @@ mod tests {
         assert!(!q.update_curr(0, 3_000_000));
         assert!(q.update_curr(0, 3_000_001));
         // a nice -20 kworker's slice is almost the whole period
-        let mut q = Cfs::new(1);
+        let mut q = Cfs::new(1, 1);
         q.add(88_761);
         q.enqueue(0, 0);
         q.enqueue(1, 0);

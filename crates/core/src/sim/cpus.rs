@@ -204,7 +204,7 @@ impl Cpus {
             fair: match (cfg.nr > 0, cfg.eevdf, cfg.cfs_vruntime) {
                 (false, ..) | (true, false, false) => None,
                 (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns))),
-                (true, false, true) => Some(Box::new(Cfs::new(nr_tasks))),
+                (true, false, true) => Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns))),
             },
         }
     }
