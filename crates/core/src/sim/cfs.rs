@@ -38,6 +38,7 @@
 //! is placed on its first wake-up like any sleeper); the 60 s long-sleeper
 //! rule of `place_entity` is left out (runs are shorter).
 
+use crate::sim::fair::{charge_to, vdelta, NICE_0_WEIGHT};
 use crate::sim::time::Ns;
 
 /// `sysctl_sched_latency` on a 1-CPU machine (6 ms × (1 + ilog2(1))).
@@ -48,8 +49,6 @@ pub const MIN_GRANULARITY_NS: Ns = 750_000;
 pub const WAKEUP_GRANULARITY_NS: Ns = 1_000_000;
 /// `sched_nr_latency`: above this many runnable tasks the period grows.
 const NR_LATENCY: u64 = 8;
-/// The weight of a nice-0 task (`NICE_0_LOAD` scaled down).
-const NICE_0_WEIGHT: u64 = 1024;
 
 /// One task's scheduling entity.
 #[derive(Clone, Copy, Debug)]
@@ -78,12 +77,6 @@ pub struct Cfs {
     tick_ns: Ns,
 }
 
-/// `calc_delta_fair`: `delta_ns` of CPU time in the virtual time of an
-/// entity of `weight`.
-fn vdelta(delta_ns: Ns, weight: u64) -> i64 {
-    ((delta_ns as u128 * NICE_0_WEIGHT as u128) / weight as u128) as i64
-}
-
 impl Cfs {
     /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks.
     pub fn new(nr: usize, tick_ns: Ns) -> Cfs {
@@ -106,13 +99,8 @@ impl Cfs {
     /// The running tasks' CPU time up to `now`, charged to their virtual
     /// runtimes, then `update_min_vruntime`.
     fn charge(&mut self, now: Ns) {
-        for e in self
-            .ents
-            .iter_mut()
-            .filter(|e| e.running && now > e.exec_start)
-        {
-            e.vruntime += vdelta(now - e.exec_start, e.weight);
-            e.exec_start = now;
+        for e in self.ents.iter_mut().filter(|e| e.running) {
+            charge_to(&mut e.vruntime, &mut e.exec_start, e.weight, now);
         }
         let smallest = self
             .ents

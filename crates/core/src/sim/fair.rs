@@ -9,6 +9,25 @@
 
 use crate::sim::time::Ns;
 
+/// The weight of a nice-0 task (`NICE_0_LOAD` scaled down).
+pub const NICE_0_WEIGHT: u64 = 1024;
+
+/// `calc_delta_fair`: `delta_ns` of CPU time in the virtual time of an
+/// entity of `weight`.
+pub fn vdelta(delta_ns: Ns, weight: u64) -> i64 {
+    ((delta_ns as u128 * NICE_0_WEIGHT as u128) / weight as u128) as i64
+}
+
+/// The CPU time of a running entity of `weight` from `exec_start` to `now`,
+/// charged to its virtual runtime (`update_curr`); `exec_start` moves to
+/// `now`.
+pub fn charge_to(vruntime: &mut i64, exec_start: &mut Ns, weight: u64, now: Ns) {
+    if now > *exec_start {
+        *vruntime += vdelta(now - *exec_start, weight);
+        *exec_start = now;
+    }
+}
+
 /// What `sim::cpus` asks of the fair class (kernel/sched/fair.c's
 /// `sched_class` operations it needs).
 pub trait FairClass: std::fmt::Debug {
