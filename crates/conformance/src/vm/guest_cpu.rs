@@ -18,9 +18,14 @@
 use std::collections::BTreeMap;
 
 use super::sched_trace::{describe, split};
+use super::throttle_race;
 
 /// The trace window's length in the guest (virtual time).
 pub const WINDOW_US: u32 = 50_000;
+/// The window of the capped disk's race cases: two and a half of
+/// blk-throttle's 100 ms slices, so that at least two slice starts are in it
+/// (throttle_race.rs).
+pub const RACE_WINDOW_US: u32 = 250_000;
 /// When the window opens after the jobs are released (virtual seconds).
 const WINDOW_AFTER_S: u32 = 2;
 /// The per-CPU trace buffer (KiB); with `overwrite` off the kernel drops
@@ -63,8 +68,9 @@ pub fn snapshot(which: u32, rep: u32, groups: &[(String, String)]) -> String {
 }
 
 /// Shell: prepare the trace (fresh, bounded, events on) and open its window
-/// in the background (`$tracer`), `WINDOW_AFTER_S` after this point.
-pub fn trace_start() -> String {
+/// of `window_us` in the background (`$tracer`), `WINDOW_AFTER_S` after
+/// this point.
+pub fn trace_start(window_us: u32) -> String {
     let mut s = String::from(
         "T=/sys/kernel/tracing\n{ echo 0 > $T/tracing_on && echo BUFFER > $T/buffer_size_kb && echo 0 > $T/options/overwrite && echo > $T/trace; } || echo 'tracefs not usable' >&2\n",
     )
@@ -75,7 +81,7 @@ pub fn trace_start() -> String {
         );
     }
     s += &format!(
-        "( sleep {WINDOW_AFTER_S}; echo 1 > $T/tracing_on; usleep {WINDOW_US}; echo 0 > $T/tracing_on ) &\ntracer=$!\n"
+        "( sleep {WINDOW_AFTER_S}; echo 1 > $T/tracing_on; usleep {window_us}; echo 0 > $T/tracing_on ) &\ntracer=$!\n"
     );
     s
 }
@@ -219,13 +225,16 @@ impl Snapshots {
 }
 
 /// Report lines for repetition `rep`: `ios_per_group` is each group's I/O
-/// count from fio (tag -> I/Os), `devno` the case's device.
+/// count from fio (tag -> I/Os), `devno` the case's device, `lower` the
+/// lower loop device of a capped disk (then the trace's throttle slices
+/// are reported too, throttle_race.rs).
 pub fn notes(
     rep: u32,
     cpu: Option<&str>,
     trace: Option<&str>,
     ios_per_group: &BTreeMap<String, f64>,
     devno: &str,
+    lower: Option<&str>,
 ) -> Vec<String> {
     let mut out = Vec::new();
     let Some(cpu) = cpu else {
@@ -287,6 +296,14 @@ pub fn notes(
         )),
         Ok(s) => out.push(describe(rep, &s)),
     }
+    if let Some(lower) = lower {
+        out.push(
+            match throttle_race::slices(trace, &snaps.procs, devno, lower) {
+                Ok(s) => throttle_race::describe(rep, &s),
+                Err(e) => format!("guest throttle slices, run {rep}: {}: {e}", trace_file(rep)),
+            },
+        );
+    }
     out
 }
 
@@ -323,7 +340,7 @@ task 1 78 (sh) S 1 78 1 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 5 0
         assert_eq!(s.task_ticks(), (300, 60, 0));
         let ios: BTreeMap<String, f64> =
             [("A".to_string(), 300_000.0), ("B".to_string(), 100_000.0)].into();
-        let n = notes(0, Some(cpu), None, &ios, "7:0");
+        let n = notes(0, Some(cpu), None, &ios, "7:0", None);
         assert!(n[0].contains("system 66.7 %"), "{n:?}");
         assert!(
             n[1].contains("/A 10.00 µs per I/O (3.00 s), /B 10.00 µs per I/O"),

@@ -15,6 +15,7 @@
 pub mod guest_cpu;
 pub mod sched_trace;
 pub mod script;
+pub mod throttle_race;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -400,6 +401,7 @@ fn cpu_notes(
             text(&guest_cpu::trace_file(rep)).as_deref(),
             &ios,
             &device.devno,
+            device.lower.as_ref().map(|(_, no)| no.as_str()),
         ));
     }
     out

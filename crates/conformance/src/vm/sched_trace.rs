@@ -66,6 +66,19 @@ pub fn parse_line(l: &str) -> Result<Event<'_>, String> {
     })
 }
 
+/// Every event of a tracefs text (blank and `#` lines skipped); an error
+/// names the line.
+pub fn parse_trace(trace: &str) -> Result<Vec<Event<'_>>, String> {
+    let mut ev = Vec::new();
+    for (n, l) in trace.lines().enumerate() {
+        if l.trim().is_empty() || l.starts_with('#') {
+            continue;
+        }
+        ev.push(parse_line(l).map_err(|e| format!("line {}: {e}", n + 1))?);
+    }
+    Ok(ev)
+}
+
 /// The value of `key=` among whitespace-separated fields.
 fn field<'a>(fields: &'a str, key: &str) -> Option<&'a str> {
     fields
@@ -145,13 +158,7 @@ impl Split {
 /// `devno` is the case's device (`MAJ:MIN`).
 pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<Split, String> {
     let dev = devno.replace(':', ",");
-    let mut ev = Vec::new();
-    for (n, l) in trace.lines().enumerate() {
-        if l.trim().is_empty() || l.starts_with('#') {
-            continue;
-        }
-        ev.push(parse_line(l).map_err(|e| format!("line {}: {e}", n + 1))?);
-    }
+    let ev = parse_trace(trace)?;
     // the kworkers and the work functions each ran
     let mut kworkers: BTreeMap<u32, BTreeSet<&str>> = BTreeMap::new();
     for e in &ev {

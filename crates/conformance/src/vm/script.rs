@@ -118,10 +118,50 @@ const DEBUG_STATS: &str = "/sys/module/blk_cgroup/parameters/blkcg_debug_stats";
 const TRACEFS: &str = "/sys/kernel/tracing";
 
 /// Whether the script captures the guest's CPU accounting and a scheduler
-/// trace (guest_cpu.rs): the bfq cases, whose split depends on how the one
-/// vCPU is shared, and never with the QoS trace (one tracefs buffer).
+/// trace (guest_cpu.rs): the bfq cases and the capped disk's cases with
+/// no controller of their own ([`capped_race`]), whose split depends on
+/// how the one vCPU is shared, and never with the QoS trace (one tracefs
+/// buffer).
 pub fn traces_cpu(case: &Case) -> bool {
-    case.need == crate::cases::Need::Bfq && !case.trace_qos
+    (case.need == crate::cases::Need::Bfq || capped_race(case)) && !case.trace_qos
+}
+
+/// A capped-disk case whose only controller is the lower device's
+/// blk-throttle and whose groups set nothing: its groups race for each
+/// slice's budget (throttle_race.rs), so its trace window spans slices.
+/// `capped-qos-iocost-off` (weights for iocost's comparison) keeps its
+/// untraced runs: the trace costs the guest CPU in its window.
+fn capped_race(case: &Case) -> bool {
+    case.need == crate::cases::Need::Throttle
+        && matches!(case.device, HostDevice::Capped { .. })
+        && case.groups.iter().all(|(_, files)| files.is_empty())
+}
+
+/// The environment variable naming scheduler features to set in the guest
+/// before a case (an experiment, docs/fidelity/conformance.md: e.g.
+/// `NO_PLACE_LAG` on 6.12, `NO_WAKEUP_PREEMPTION` on 6.1).
+pub const SCHED_FEATURES_VAR: &str = "BLKLAB_GUEST_SCHED_FEATURES";
+
+/// Shell: write each of `features` (whitespace-separated names such as
+/// `NO_PLACE_LAG`) to /sys/kernel/debug/sched/features and print the
+/// features line the kernel reads back to the case's stderr.
+fn sched_features(features: &str) -> Result<String, String> {
+    let mut s = String::from("mount -t debugfs none /sys/kernel/debug 2>/dev/null || true\n");
+    for x in features.split_whitespace() {
+        if !x
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        {
+            return Err(format!(
+                "{SCHED_FEATURES_VAR}: \"{x}\": expected a scheduler feature name (A-Z, 0-9, _)"
+            ));
+        }
+        s += &format!(
+            "echo {x} > /sys/kernel/debug/sched/features || echo 'sched feature {x} refused' >&2\n"
+        );
+    }
+    s += "echo \"sched features: $(cat /sys/kernel/debug/sched/features)\" >&2\n";
+    Ok(s)
 }
 
 /// The script realising `case` (its `idx`-th place in the run) for
@@ -129,6 +169,9 @@ pub fn traces_cpu(case: &Case) -> bool {
 pub fn case_script(case: &Case, idx: usize, runtime_s: u32, repeat: u32) -> Result<String, String> {
     let mut s = String::new();
     let _ = writeln!(s, "set -e\n. /blklab/lib.sh");
+    if let Ok(f) = std::env::var(SCHED_FEATURES_VAR) {
+        s += &sched_features(&f)?;
+    }
     let _ = writeln!(s, "truncate -s {FILE_BYTES} {IMG}");
     match &case.device {
         HostDevice::Loop => {
@@ -281,7 +324,11 @@ echo +io > "$P/cgroup.subtree_control""#,
         };
         if trace_cpu {
             s += &guest_cpu::snapshot(0, r, &cpu_groups);
-            s += &guest_cpu::trace_start();
+            s += &guest_cpu::trace_start(if capped_race(case) {
+                guest_cpu::RACE_WINDOW_US
+            } else {
+                guest_cpu::WINDOW_US
+            });
         }
         for i in 0..n {
             let _ = writeln!(s, "wait \"$pid{i}\"");
@@ -455,6 +502,44 @@ mod tests {
         // the last wait precedes the trace's end
         assert!(s.rfind("wait \"$pid1\"").unwrap() < s.rfind("wait \"$tracer\"").unwrap());
         assert!(!script("throttle-riops").contains("sched_switch"));
+    }
+
+    #[test]
+    fn scheduler_features_are_written_and_read_back_and_bad_names_refused() {
+        let s = sched_features("NO_PLACE_LAG NO_RUN_TO_PARITY").unwrap();
+        assert!(
+            s.contains("echo NO_PLACE_LAG > /sys/kernel/debug/sched/features"),
+            "{s}"
+        );
+        assert!(
+            s.contains("echo NO_RUN_TO_PARITY > /sys/kernel/debug/sched/features"),
+            "{s}"
+        );
+        assert!(
+            s.contains("sched features: $(cat /sys/kernel/debug/sched/features)"),
+            "{s}"
+        );
+        let e = sched_features("NO_PLACE_LAG; reboot").unwrap_err();
+        assert!(
+            e.contains("BLKLAB_GUEST_SCHED_FEATURES: \"NO_PLACE_LAG;\""),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn capped_race_cases_trace_two_throttle_slices() {
+        for case in ["capped-qd1-beside-qd128", "iolatency-protect-off"] {
+            let s = script(case);
+            assert!(s.contains("sched_switch"), "{case}");
+            assert!(
+                s.contains("usleep 250000; echo 0 > $T/tracing_on"),
+                "{case}"
+            );
+        }
+        // the iocost and io.latency cases keep their traces untouched
+        for case in ["capped-qos-iocost-on", "iolatency-protect-on"] {
+            assert!(!script(case).contains("sched_switch"), "{case}");
+        }
     }
 
     #[test]

@@ -228,6 +228,7 @@ impl Sim {
                 cpus: crate::sim::cpus::Cpus::new(
                     crate::sim::cpus::HostCpus {
                         eevdf: cfg.switches.is("sched.fair", "eevdf"),
+                        cfs_vruntime: cfg.switches.is("sched.fair", "cfs-vruntime"),
                         tick_ns: cfg.hz.ns_per_jiffy(),
                         ..cfg.cpu.cpus
                     },

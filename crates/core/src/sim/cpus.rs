@@ -31,7 +31,9 @@
 use std::collections::VecDeque;
 
 use crate::sim::background::{Background, Stalls};
+use crate::sim::cfs::Cfs;
 use crate::sim::eevdf::Eevdf;
+use crate::sim::fair::FairClass;
 use crate::sim::rng::Rng;
 use crate::sim::time::Ns;
 
@@ -73,6 +75,10 @@ pub struct HostCpus {
     /// eevdf`, `sim::eevdf`) instead of the FIFO run queue with CFS's
     /// slice; `tick_ns` is the kernel's tick (its lag bound's floor).
     pub eevdf: bool,
+    /// The fair class chooses tasks as CFS does with virtual runtimes
+    /// (switch `sched.fair = cfs-vruntime`, `sim::cfs`); ignored with
+    /// `eevdf`.
+    pub cfs_vruntime: bool,
     pub tick_ns: Ns,
     /// The part of the task's `submit_ns` spent after `submit_bio` returns
     /// to the submit call (`CpuCosts::submit_split`): the way back from
@@ -194,8 +200,9 @@ pub struct Cpus {
     rng: Rng,
     /// Background work's stalls (`sim::background`).
     bg: Stalls,
-    /// The EEVDF queue (`sched.fair = eevdf`); None: FIFO with CFS's slice.
-    fair: Option<Box<Eevdf>>,
+    /// The fair class with virtual runtimes (`sched.fair = eevdf` or
+    /// `cfs-vruntime`); None: FIFO with CFS's slice.
+    fair: Option<Box<dyn FairClass>>,
 }
 
 impl Cpus {
@@ -209,7 +216,11 @@ impl Cpus {
             runq: VecDeque::new(),
             rng: Rng::stream(seed, "host/cpus"),
             bg: Stalls::new(cfg.background, cfg.nr, seed),
-            fair: (cfg.eevdf && cfg.nr > 0).then(|| Box::new(Eevdf::new(nr_tasks, cfg.tick_ns))),
+            fair: match (cfg.nr > 0, cfg.eevdf, cfg.cfs_vruntime) {
+                (false, ..) | (true, false, false) => None,
+                (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns))),
+                (true, false, true) => Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns))),
+            },
         }
     }
 
@@ -359,7 +370,7 @@ impl Cpus {
         let (Some(curr), false) = (cpu.task, cpu.resched) else {
             return;
         };
-        let f = self.fair.as_deref_mut().expect("eevdf");
+        let f = self.fair.as_deref_mut().expect("a fair class");
         if f.wakeup_preempts(t, curr, now) {
             self.cpus[c as usize].resched = true;
         }
@@ -431,7 +442,7 @@ impl Cpus {
     /// the queue and that one gets the CPU.
     fn eevdf_preempt(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
         let c = self.tasks[t as usize].on?;
-        let f = self.fair.as_deref_mut().expect("eevdf");
+        let f = self.fair.as_deref_mut().expect("a fair class");
         let used_up = f.update_curr(t, now);
         if !used_up && !self.cpus[c as usize].resched {
             return None;

@@ -35,13 +35,13 @@
 //! time included; equal requests for every task (no custom slices, so no
 //! PREEMPT_SHORT); no NEXT_BUDDY (off in 6.12).
 
+use crate::sim::fair::{charge_to, vdelta};
 use crate::sim::time::Ns;
 
 /// `sysctl_sched_base_slice` on a 1-CPU machine (6.12: 0.7 ms × (1 +
 /// ilog2(1))).
 pub const BASE_SLICE_NS: Ns = 700_000;
-/// The weight of a nice-0 task (`NICE_0_LOAD` scaled down).
-pub const NICE_0_WEIGHT: u64 = 1024;
+pub use crate::sim::fair::NICE_0_WEIGHT;
 /// The weight of a nice -20 task (`sched_prio_to_weight[0]`): kblockd's
 /// WQ_HIGHPRI kworkers.
 pub const NICE_M20_WEIGHT: u64 = 88761;
@@ -93,12 +93,6 @@ pub struct Eevdf {
     tick_ns: Ns,
 }
 
-/// `calc_delta_fair`: `delta_ns` of CPU time in the virtual time of an
-/// entity of `weight`.
-fn vdelta(delta_ns: Ns, weight: u64) -> i64 {
-    ((delta_ns as u128 * NICE_0_WEIGHT as u128) / weight as u128) as i64
-}
-
 impl Eevdf {
     /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks.
     pub fn new(nr: usize, tick_ns: Ns) -> Eevdf {
@@ -132,13 +126,8 @@ impl Eevdf {
     /// The running tasks' CPU time up to `now`, charged to their virtual
     /// runtimes (each CPU's `update_curr`, before the queue changes).
     fn charge(&mut self, now: Ns) {
-        for e in self
-            .ents
-            .iter_mut()
-            .filter(|e| e.running && now > e.exec_start)
-        {
-            e.vruntime += vdelta(now - e.exec_start, e.weight);
-            e.exec_start = now;
+        for e in self.ents.iter_mut().filter(|e| e.running) {
+            charge_to(&mut e.vruntime, &mut e.exec_start, e.weight, now);
         }
     }
 
@@ -330,6 +319,38 @@ impl Eevdf {
             e.delayed = false;
             e.on_rq = false;
         }
+    }
+}
+
+/// The interface `sim::cpus` uses; each operation is the method above of
+/// the same name.
+impl crate::sim::fair::FairClass for Eevdf {
+    fn clone_box(&self) -> Box<dyn crate::sim::fair::FairClass> {
+        Box::new(self.clone())
+    }
+    fn add(&mut self, weight: u64) {
+        Eevdf::add(self, weight)
+    }
+    fn update_curr(&mut self, t: u32, now: Ns) -> bool {
+        Eevdf::update_curr(self, t, now)
+    }
+    fn enqueue(&mut self, t: u32, now: Ns) {
+        Eevdf::enqueue(self, t, now)
+    }
+    fn dequeue_sleep(&mut self, t: u32) {
+        Eevdf::dequeue_sleep(self, t)
+    }
+    fn put_prev(&mut self, t: u32) {
+        Eevdf::put_prev(self, t)
+    }
+    fn set_next(&mut self, t: u32, now: Ns) {
+        Eevdf::set_next(self, t, now)
+    }
+    fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
+        Eevdf::wakeup_preempts(self, t, curr, now)
+    }
+    fn pick_next(&mut self, curr: Option<u32>) -> Option<u32> {
+        Eevdf::pick_next(self, curr)
     }
 }
 

@@ -3,11 +3,13 @@
 //! writer and the kernel's error codes. Nothing here knows the block layer.
 
 pub mod background;
+pub mod cfs;
 pub mod clock;
 pub mod cpu;
 pub mod cpus;
 pub mod eevdf;
 pub mod engine;
+pub mod fair;
 pub mod kerr;
 pub mod prefetch;
 pub mod probe;

@@ -144,7 +144,7 @@ pub const SWITCHES: &[SwitchDef] = &[
     },
     SwitchDef {
         name: "sched.fair",
-        values: &["cfs", "eevdf"],
+        values: &["cfs", "cfs-vruntime", "eevdf"],
         default: "cfs",
         help: "How the fair scheduling class picks the next task on a host with CPUs ([host] cpus > 0; \
                nothing changes on the free host). 'cfs' = v6.5 and earlier, as the model has it \
@@ -158,7 +158,13 @@ pub const SWITCHES: &[SwitchDef] = &[
                with wakeup_preempt any woken task preempts when pick_eevdf chooses it \
                (check_preempt_wakeup_fair); kblockd's kworkers weigh as nice -20. The default is 'cfs', \
                the model every example and calibrate's fits were made with; the 6.12, 6.18 and mainline \
-               profiles say 'eevdf'.",
+               profiles say 'eevdf'. 'cfs-vruntime' = v6.5 and earlier with CFS's virtual runtimes \
+               (sim/cfs.rs; checked in Debian's 6.1.176 kernel/sched/fair.c): a woken task is placed at \
+               min_vruntime less half of sched_latency (place_entity's sleeper credit, 3 ms on one CPU) \
+               unless it is later already, the smallest virtual runtime runs (pick_next_entity), with \
+               wakeup_preempt a woken task preempts when 1 ms (the wake-up granularity) behind the \
+               running one (wakeup_preempt_entity), and a task is rescheduled after its sched_slice \
+               (check_preempt_tick, checked at its burst's end); the 6.1 profile says it.",
     },
     SwitchDef {
         name: "wbt.lat_show",
@@ -204,7 +210,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("bfq.asym_request_size", "off"),
             ("blk_mq.insert_run", "kblockd"),
             ("blk_mq.submit_bio_plug", "off"),
-            ("sched.fair", "cfs"),
+            ("sched.fair", "cfs-vruntime"),
             ("wbt.lat_show", "target"),
         ],
         notes: "blk-throttle is 6.1.y's single FIFO (throttle.wait=joint-fifo, checked against Debian's \
