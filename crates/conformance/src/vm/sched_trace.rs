@@ -141,6 +141,16 @@ pub struct Split {
     /// the waker at once.
     pub fio_woken_by_kworker: u64,
     pub fio_preempts_kworker: u64,
+    /// Where a submit call is switched out on its way back to user space
+    /// (what `[host] submit_return_ns` models): for each fio task switched
+    /// out runnable after issuing a request on the case's device, the time
+    /// from that `block_rq_issue` to the switch, and from its first wake-up
+    /// of a loop worker after the issue to the switch (when it woke one).
+    pub issue_to_switch_ns: Vec<u64>,
+    pub loop_wake_to_switch_ns: Vec<u64>,
+    /// fio tasks that blocked (`prev_state` not R) after issuing, before
+    /// any switch: their call went back without being preempted.
+    pub issued_then_blocked: u64,
 }
 
 impl Split {
@@ -194,6 +204,9 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
     // preempted fio tasks -> whether a loop work item ended since
     let mut preempted: BTreeMap<u32, bool> = BTreeMap::new();
     let mut switches = 0u64;
+    // fio tasks that issued and were not switched out since: pid -> (issue
+    // time, first loop-worker wake-up after it)
+    let mut issued: BTreeMap<u32, (u64, Option<u64>)> = BTreeMap::new();
     let charge = |s: &mut Split, pid: u32, in_work: &BTreeMap<u32, String>, ns: u64| {
         if pid == 0 {
             s.idle_ns += ns;
@@ -224,6 +237,14 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
                 if runnable && procs.contains_key(&prev) {
                     preempted.insert(prev, false);
                 }
+                if let Some((at, woke)) = issued.remove(&prev) {
+                    if runnable {
+                        s.issue_to_switch_ns.push(e.ts_ns - at);
+                        s.loop_wake_to_switch_ns.extend(woke.map(|w| e.ts_ns - w));
+                    } else {
+                        s.issued_then_blocked += 1;
+                    }
+                }
                 if let Some(done) = preempted.remove(&next) {
                     s.fio_preempted += 1;
                     s.fio_preempted_done += done as u64;
@@ -235,7 +256,13 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
             "sched_wakeup" => {
                 let target = num(e.fields, "pid")?;
                 if kworkers.contains_key(&target) && procs.contains_key(&e.pid) {
-                    s.fio_wakes.entry(kind(target)).or_default().count += 1;
+                    let k = kind(target);
+                    if let Some((_, woke @ None)) = issued.get_mut(&e.pid) {
+                        if k.split('+').any(loop_work) {
+                            *woke = Some(e.ts_ns);
+                        }
+                    }
+                    s.fio_wakes.entry(k).or_default().count += 1;
                     pending.insert(target, (e.ts_ns, e.pid, switches));
                 } else if procs.contains_key(&target) && kworkers.contains_key(&e.pid) {
                     s.fio_woken_by_kworker += 1;
@@ -259,6 +286,9 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
             }
             "block_rq_issue" if e.fields.split_whitespace().next() == Some(dev.as_str()) => {
                 s.ios += 1;
+                if procs.contains_key(&e.pid) {
+                    issued.insert(e.pid, (e.ts_ns, None));
+                }
             }
             _ => {}
         }
@@ -339,8 +369,27 @@ pub fn describe(rep: u32, s: &Split) -> String {
             )
         })
         .collect();
+    let ret = if s.issue_to_switch_ns.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; fio switched out on its way back {} times (blocked instead {} times), median {:.1} µs after its issue{}",
+            s.issue_to_switch_ns.len(),
+            s.issued_then_blocked,
+            median_us(&s.issue_to_switch_ns),
+            if s.loop_wake_to_switch_ns.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ", {:.1} µs after waking the loop worker ({} times)",
+                    median_us(&s.loop_wake_to_switch_ns),
+                    s.loop_wake_to_switch_ns.len()
+                )
+            }
+        )
+    };
     format!(
-        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them",
+        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them{ret}",
         s.window_ns as f64 / 1e6,
         s.ios,
         cpu.join(", "),
@@ -350,6 +399,14 @@ pub fn describe(rep: u32, s: &Split) -> String {
         s.fio_woken_by_kworker,
         s.fio_preempts_kworker,
     )
+}
+
+/// The median of `ns` in µs (the lower middle of an even count: tracefs
+/// times are whole µs, so no mean of two is needed).
+fn median_us(ns: &[u64]) -> f64 {
+    let mut v = ns.to_vec();
+    v.sort_unstable();
+    v.get((v.len().max(1) - 1) / 2).map_or(f64::NAN, |n| *n as f64 / 1e3)
 }
 
 #[cfg(test)]
@@ -428,7 +485,16 @@ mod tests {
         assert_eq!((s.fio_preempted, s.fio_preempted_done), (0, 0));
         // /B woken from the worker, without preempting it
         assert_eq!((s.fio_woken_by_kworker, s.fio_preempts_kworker), (1, 0));
+        // /A's call switched out 3 µs after its issue, 2 µs after waking
+        // the loop worker; /B's blocked
+        assert_eq!(s.issue_to_switch_ns, vec![3_000]);
+        assert_eq!(s.loop_wake_to_switch_ns, vec![2_000]);
+        assert_eq!(s.issued_then_blocked, 1);
         let d = describe(0, &s);
+        assert!(
+            d.contains("fio switched out on its way back 1 times (blocked instead 1 times), median 3.0 µs after its issue, 2.0 µs after waking the loop worker (1 times)"),
+            "{d}"
+        );
         assert!(d.contains("2 requests"), "{d}");
         assert!(d.contains("loop_workfn 2.00 (1.00 items)"), "{d}");
         assert!(
@@ -466,5 +532,8 @@ mod tests {
         );
         // /A, preempted at .857190, ran again at .857205 after loop work ended
         assert_eq!((s.fio_preempted, s.fio_preempted_done), (1, 1));
+        // kblockd dispatches here: fio is switched out for it before any
+        // request of its own is issued, so no way-back gap is seen
+        assert!(s.issue_to_switch_ns.is_empty(), "{:?}", s.issue_to_switch_ns);
     }
 }
