@@ -292,6 +292,10 @@ pub struct Options {
     /// Simulated I/Os (about) of each run of the scale case.
     #[arg(long, default_value_t = 2_000_000)]
     pub scale_ios: u64,
+    /// Controllers of the scale case (none, iocost, io.max): fewer to
+    /// profile one of them alone.
+    #[arg(long, default_value = "none,iocost,io.max")]
+    pub scale_ctls: String,
 }
 
 /// Run the selected cases, printing one line per run.
@@ -366,9 +370,21 @@ fn scale(o: &Options, nrm: bool) -> anyhow::Result<()> {
                 o.scale
             )
         })?;
+    let ctls: Vec<Ctl> = o
+        .scale_ctls
+        .split(',')
+        .map(|x| match x.trim() {
+            "none" => Ok(Ctl::None),
+            "iocost" => Ok(Ctl::IoCost),
+            "io.max" => Ok(Ctl::IoMax),
+            other => Err(anyhow::anyhow!(
+                "bench: --scale-ctls: unknown controller '{other}' (none, iocost, io.max)"
+            )),
+        })
+        .collect::<Result<_, _>>()?;
     let seconds = o.scale_ios as f64 / 25.6e6;
     let mut table = Vec::new();
-    for ctl in [Ctl::None, Ctl::IoCost, Ctl::IoMax] {
+    for ctl in ctls {
         let mut row = Vec::new();
         for &n in &counts {
             let r = run_shape(
