@@ -250,11 +250,10 @@ impl Workload {
                     self.job_reap(sys, j, min);
                     // wait_for_completions loops while full and above iodepth_low
                     let job = &mut self.jobs[j as usize];
-                    let low = job.cfg.spec.iodepth_low.min(job.iodepth());
+                    let low = job.knobs.iodepth_low.min(job.iodepth());
                     if full && job.cur_depth > low && job.cur_depth > 0 {
                         let m = job
-                            .cfg
-                            .spec
+                            .knobs
                             .iodepth_batch_complete_min
                             .min(job.cur_depth)
                             .max(1);
@@ -298,7 +297,7 @@ impl Workload {
     fn job_top(&mut self, sys: &mut impl Syscalls, j: JobId) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
-        let s = &job.cfg.spec;
+        let s = &job.knobs;
         let over_time = job.end_time.is_some_and(|e| now >= e);
         let over_bytes = job.bytes_issued >= job.total_bytes;
         let over_ios = s.number_ios > 0 && job.ios_total >= s.number_ios;
@@ -338,7 +337,7 @@ impl Workload {
     /// After an I/O was handed over (and reaped if the queue was full): think time?
     fn job_after_io(&mut self, j: JobId) {
         let job = &mut self.jobs[j as usize];
-        let s = &job.cfg.spec;
+        let s = &job.knobs;
         let stall = (s.thinktime_ns > 0 || s.thinktime_spin_ns > 0)
             && job.think_blocks() >= job.last_think_blocks + s.thinktime_blocks as u64;
         job.phase = if stall {
@@ -393,7 +392,7 @@ impl Workload {
     fn job_reap(&mut self, sys: &mut impl Syscalls, j: JobId, min: u32) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
-        let max = job.cfg.spec.iodepth_batch_complete_max.max(min).max(1);
+        let max = job.knobs.iodepth_batch_complete_max.max(min).max(1);
         let mut reaped = 0u32;
         while reaped < max {
             let Some(n) = job.completed.pop_front() else {
@@ -487,7 +486,7 @@ impl Workload {
         // Buffered and mmap I/O go through the page cache, which blocks the
         // job like psync (mm/filemap.rs).
         let buffered = sys.has_page_cache() && job.uses_pagecache();
-        let sync_engine = !job.cfg.spec.ioengine.is_async() || buffered;
+        let sync_engine = !job.knobs.ioengine.is_async() || buffered;
         if sync_engine {
             // psync: issue_time just before the syscall, and no slat
             job.io_us[n as usize].issue_time = now;
@@ -516,12 +515,12 @@ impl Workload {
         let io = DirectIo {
             task: j,
             io_u: n,
-            dev: job.cfg.dev,
-            cg: job.cfg.cgroup,
+            dev: job.knobs.dev,
+            cg: job.knobs.cgroup,
             write: dd == 1,
             offset_bytes: offset,
             bytes,
-            sync: job.cfg.spec.direct,
+            sync: job.knobs.direct,
             task_prio: job.ioprio,
         };
         job.phase = if sync_engine {
@@ -559,8 +558,8 @@ impl Workload {
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
     fn return_delay(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
-        let cfg = &self.jobs[j as usize].cfg;
-        sys.return_delay(cfg.dev, cfg.cgroup)
+        let k = &self.jobs[j as usize].knobs;
+        sys.return_delay(k.dev, k.cgroup)
     }
 
     /// The submit call returned: issue_time and slat; reap if the queue is full.
@@ -581,8 +580,7 @@ impl Workload {
         }
         if job.cur_depth >= job.iodepth() {
             let min = job
-                .cfg
-                .spec
+                .knobs
                 .iodepth_batch_complete_min
                 .min(job.cur_depth)
                 .max(1);
@@ -676,8 +674,8 @@ fn wake_ev(sys: &impl Syscalls, j: JobId) -> Ev {
 
 fn rwmix_of(job: &Job, d: usize) -> u32 {
     if d == 0 {
-        job.cfg.spec.rwmixread
+        job.knobs.rwmixread
     } else {
-        100 - job.cfg.spec.rwmixread
+        100 - job.knobs.rwmixread
     }
 }
