@@ -466,7 +466,6 @@ impl Workload {
             bytes,
             start_time: now,
             issue_time: 0,
-            done_time: 0,
             offset,
             has_slat: false,
         };
@@ -603,7 +602,6 @@ impl Workload {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.io_us[n as usize].done_time = now + cpu;
         job.completed.push_back(n);
         job.phase = Phase::SyncReturn(n);
         self.job_burst_until(sys, j, now + cpu)
@@ -632,10 +630,9 @@ impl Tasks for Workload {
     }
 
     /// The kernel completed io_u `n` (bio_endio reached the submitter).
-    fn io_done(&mut self, j: JobId, n: u32, now: Ns, wake_t: Ns) -> bool {
+    fn io_done(&mut self, j: JobId, n: u32, wake_t: Ns) -> bool {
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.io_us[n as usize].done_time = now;
         job.completed.push_back(n);
         let wake = match job.phase {
             Phase::SyncWait(m) if m == n => {
