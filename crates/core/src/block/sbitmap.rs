@@ -374,7 +374,9 @@ mod tests {
         let mut t = TagBitmap::new(100); // 6 words of 16 and one of 4
         let mut x: u64 = 12345;
         for step in 0..20_000 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             let r = (x >> 33) as u32;
             if r % 3 == 0 {
                 t.put(r % 110); // sometimes free, sometimes out of range

@@ -395,7 +395,7 @@ impl Workload {
         let max = job.knobs.iodepth_batch_complete_max.max(min).max(1);
         let mut reaped = 0u32;
         while reaped < max {
-            let Some(n) = job.completed.pop_front() else {
+            let Some(n) = job.completed.pop_front(&job.io_us) else {
                 break;
             };
             let io = job.io_us[n as usize];
@@ -427,7 +427,7 @@ impl Workload {
                     sys.probe(&p);
                 }
             }
-            job.free.push(n);
+            job.free.push(&mut job.io_us, n);
             job.cur_depth -= 1;
             reaped += 1;
         }
@@ -459,10 +459,11 @@ impl Workload {
         job.issued.push((offset, bytes));
         let n = job
             .free
-            .pop()
+            .pop(&job.io_us)
             .expect("an io_u is free when the queue is not full");
         job.io_us[n as usize] = IoU {
             ddir: dd,
+            link: 0, // off every list until it completes
             bytes,
             start_time: now,
             issue_time: 0,
@@ -602,7 +603,7 @@ impl Workload {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.completed.push_back(n);
+        job.completed.push_back(&mut job.io_us, n);
         job.phase = Phase::SyncReturn(n);
         self.job_burst_until(sys, j, now + cpu)
     }
@@ -633,7 +634,7 @@ impl Tasks for Workload {
     fn io_done(&mut self, j: JobId, n: u32, wake_t: Ns) -> bool {
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.completed.push_back(n);
+        job.completed.push_back(&mut job.io_us, n);
         let wake = match job.phase {
             Phase::SyncWait(m) if m == n => {
                 job.phase = Phase::SyncReturn(n);

@@ -41,9 +41,8 @@ impl Job {
     #[inline]
     fn prefetch_fields(&self) {
         const LINE: usize = 64;
-        const HOT_END: usize = offset_of!(Job, stats)
-            + offset_of!(JobStats, dirs)
-            + offset_of!(DirStats, short_ios);
+        const HOT_END: usize =
+            offset_of!(Job, stats) + offset_of!(JobStats, dirs) + offset_of!(DirStats, short_ios);
         let base = (self as *const Job).cast::<u8>();
         for line in 0..HOT_END.div_ceil(LINE) {
             read(base.wrapping_add(line * LINE));
@@ -71,7 +70,7 @@ impl Job {
                 if let Some(io) = self
                     .completed
                     .front()
-                    .and_then(|&n| self.io_us.get(n as usize))
+                    .and_then(|n| self.io_us.get(n as usize))
                 {
                     read(io);
                 }

@@ -18,9 +18,8 @@ mod axmap;
 mod backend;
 mod hint;
 mod io_u;
+mod iou_lists;
 mod knobs;
-
-use std::collections::VecDeque;
 
 use blklab_fio::options::ThinkBlocksType;
 use blklab_fio::{BsSpec, Ddir, JobStats, RateProcess, RwPattern};
@@ -30,6 +29,7 @@ use crate::sim::time::{Ns, NSEC_PER_MSEC};
 use crate::syscall::{Ioprio, JobId, SchedPolicy};
 use crate::workload::JobConfig;
 use axmap::RandomMap;
+use iou_lists::{IoUQueue, IoUStack};
 use knobs::Knobs;
 
 /// One of a job's io_us: 32 bytes, aligned to 32 so that none straddles
@@ -39,6 +39,8 @@ use knobs::Knobs;
 #[repr(align(32))]
 struct IoU {
     ddir: u8,
+    /// The next io_u on the list this one is on (iou_lists.rs).
+    link: u16,
     bytes: u32,
     start_time: Ns,
     issue_time: Ns,
@@ -127,9 +129,9 @@ pub(crate) struct Job {
     region_len: u64,
     seq_pos: [u64; 2],
     io_us: Vec<IoU>,
-    free: Vec<u32>,
+    free: IoUStack,
     /// Completed by the kernel, waiting to be reaped, in completion order.
-    completed: VecDeque<u32>,
+    completed: IoUQueue,
     /// A recorded stream replacing the fio options' I/O choice (replay.rs).
     pub(crate) replay: Option<crate::workload::replay::Replay>,
     /// fio's random map of the region (`f->io_axmap`), built at the first
@@ -210,6 +212,18 @@ impl Job {
         } else {
             1
         };
+        if iodepth > blklab_fio::parse::MAX_IODEPTH {
+            return Err(err(format!(
+                "iodepth {iodepth} is above fio's maximum ({})",
+                blklab_fio::parse::MAX_IODEPTH
+            )));
+        }
+        // every io_u free, the first one taken being io_u 0
+        let mut io_us = vec![IoU::default(); iodepth as usize];
+        let mut free = IoUStack::default();
+        for n in (0..iodepth).rev() {
+            free.push(&mut io_us, n);
+        }
         let mut rate_bps = [0u64; 2];
         for d in 0..2 {
             rate_bps[d] = if s.rate_bps[d] > 0 {
@@ -249,11 +263,11 @@ impl Job {
             host_rng: Rng::stream(seed, &format!("host/{label}")),
             rng,
             ioprio,
-            io_us: vec![IoU::default(); iodepth as usize],
-            free: (0..iodepth).rev().collect(),
+            io_us,
+            free,
             cur_depth: 0,
             in_flight: 0,
-            completed: VecDeque::with_capacity(iodepth as usize),
+            completed: IoUQueue::default(),
             phase: Phase::Waiting,
             wake_at: None,
             submit_done: false,
