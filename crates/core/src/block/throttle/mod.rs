@@ -178,7 +178,7 @@ impl TgStats {
 /// `struct throtl_grp`. `repr(C)` and line-aligned, with what a bio that
 /// passes through the submission shortcut reads and writes first (the
 /// window and dispatch counts, the gate, the pass counters, the queue
-/// counts: four lines for a read): with a thousand groups each group's
+/// counts: five lines for a read): with a thousand groups each group's
 /// lines have left the cache by its next bio. The order changes no result.
 #[repr(C, align(64))]
 pub(crate) struct Tg {

@@ -90,7 +90,7 @@ pub(crate) enum Phase {
 /// own fields, then `knobs`, then `stats`, whose hot counters come first),
 /// the rest after. With hundreds of jobs a job's state has left the cache
 /// by the time it runs again, and each line it touches is a miss: packed,
-/// an I/O touches about 14 of the job's lines instead of 21 (the scale
+/// an I/O touches about 15 of the job's lines instead of 21 (the scale
 /// bench's 1000-cgroup case; bench/README.md, seventh pass). Moving a
 /// field changes no result, only the speed. Aligned to a cache line, so
 /// that every job's fields fall on the same lines.
