@@ -23,13 +23,7 @@ impl IoUStack {
     }
 
     pub fn pop(&mut self, io_us: &[IoU]) -> Option<u32> {
-        if self.len == 0 {
-            return None;
-        }
-        let n = self.head;
-        self.len -= 1;
-        self.head = io_us[n as usize].link as u32;
-        Some(n)
+        take_head(&mut self.head, &mut self.len, io_us)
     }
 }
 
@@ -53,13 +47,7 @@ impl IoUQueue {
     }
 
     pub fn pop_front(&mut self, io_us: &[IoU]) -> Option<u32> {
-        if self.len == 0 {
-            return None;
-        }
-        let n = self.head;
-        self.len -= 1;
-        self.head = io_us[n as usize].link as u32;
-        Some(n)
+        take_head(&mut self.head, &mut self.len, io_us)
     }
 
     pub fn front(&self) -> Option<u32> {
@@ -73,6 +61,18 @@ impl IoUQueue {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Both lists give out their head: the io_u it names, whose link names
+/// the next (meaningless once the list is empty, as `len` then says).
+fn take_head(head: &mut u32, len: &mut u32, io_us: &[IoU]) -> Option<u32> {
+    if *len == 0 {
+        return None;
+    }
+    let n = *head;
+    *len -= 1;
+    *head = io_us[n as usize].link as u32;
+    Some(n)
 }
 
 /// An io_u index as a link: `Job::new` refuses more io_us than fio's
