@@ -89,8 +89,8 @@ pub trait Tasks {
     fn submit_done(&mut self, task: JobId, io_u: u32) -> bool;
     /// The task runs again at `t` (the kernel queues `Ev::Job(task)` there).
     fn set_wake(&mut self, task: JobId, t: Ns);
-    /// The kernel completed `io_u` of `task` at `now`. Returns true when the
+    /// The kernel completed `io_u` of `task` (now). Returns true when the
     /// task was waiting for it and must run, at `wake` (the completion's
     /// interrupt and the task's wake-up later); the kernel queues the event.
-    fn io_done(&mut self, task: JobId, io_u: u32, now: Ns, wake: Ns) -> bool;
+    fn io_done(&mut self, task: JobId, io_u: u32, wake: Ns) -> bool;
 }

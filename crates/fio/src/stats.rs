@@ -279,19 +279,21 @@ impl LatStat {
 }
 
 /// One direction of a job (`read`, `write`, `trim`) or the merged `mixed`.
+/// `repr(C)`, the fields every I/O updates first (see [`JobStats`]).
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct DirStats {
     /// Bytes completed after ramp.
     pub io_bytes: u64,
     /// IOs issued (counted when queued), after ramp.
     pub total_ios: u64,
+    pub slat: LatStat,
+    pub clat: LatStat,
+    pub lat: LatStat,
     pub short_ios: u64,
     pub drop_ios: u64,
     /// ms; ceil(elapsed µs / 1000) from the end of ramp to the end of the IO loop.
     pub runtime_ms: u64,
-    pub slat: LatStat,
-    pub clat: LatStat,
-    pub lat: LatStat,
     pub bw: SampleStat,
     pub iops: SampleStat,
 }
@@ -377,25 +379,34 @@ pub fn latency_bin(ns: u64) -> (usize, usize) {
 }
 
 /// Per-job results (`struct thread_stat`), filled by the simulator.
+///
+/// `repr(C)`, in the order of the simulator's per-I/O updates: the
+/// counters and bins first, then the directions (whose latency statistics
+/// lead), the names and totals of the report last. A simulator with
+/// hundreds of jobs finds each job's statistics out of the cache, and
+/// every cache line an I/O touches costs a miss; the order changes no
+/// figure.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 pub struct JobStats {
+    /// Number of submit calls (see `iodepth_submit`).
+    pub total_submit: u64,
+    pub total_complete: u64,
+    /// IOs committed at each in-flight depth bin (`io_u_map`).
+    pub iodepth_level: [u64; 7],
+    /// IOs per submit call, binned (`io_u_submit`).
+    pub iodepth_submit: [u64; 7],
+    pub iodepth_complete: [u64; 7],
+    pub lat_ns: [u64; 10],
+    pub lat_us: [u64; 10],
+    pub lat_ms: [u64; 12],
+    pub dirs: [DirStats; 3],
     pub name: String,
     pub groupid: u32,
     /// How many jobs were merged into this one (1 without group_reporting).
     pub nr_jobs: u32,
-    pub dirs: [DirStats; 3],
     /// `sync` direction: fsync/fdatasync count and latency (unused, kept for the JSON).
     pub sync_total_ios: u64,
-    /// IOs committed at each in-flight depth bin (`io_u_map`).
-    pub iodepth_level: [u64; 7],
-    /// IOs per submit call, binned (`io_u_submit`), and number of submit calls.
-    pub iodepth_submit: [u64; 7],
-    pub total_submit: u64,
-    pub iodepth_complete: [u64; 7],
-    pub total_complete: u64,
-    pub lat_ns: [u64; 10],
-    pub lat_us: [u64; 10],
-    pub lat_ms: [u64; 12],
     /// Sum of the members' runtimes, ms (`job_runtime`).
     pub job_runtime_ms: u64,
     /// Wall (simulated) seconds from job start to end, for `elapsed`.

@@ -22,6 +22,10 @@ pub struct BenchResult {
     pub ios: u64,
     pub sim_seconds: f64,
     pub wall_seconds: f64,
+    /// CPU time of the simulating thread (None where the clock is not
+    /// available): unlike the wall time, it does not grow with the time
+    /// the thread waited for a CPU on a loaded machine.
+    pub cpu_seconds: Option<f64>,
     pub peak_rss_kib: Option<u64>,
     /// Jobs in the run (for the memory per job).
     pub jobs: usize,
@@ -30,13 +34,16 @@ pub struct BenchResult {
 impl BenchResult {
     pub fn line(&self) -> String {
         format!(
-            "{:<40} ios={:<10} sim={:>8.3}s wall={:>7.3}s  {:>6.2} M sim-IO/s  {:>6.0} ns/IO  sim/wall={:>8.2}  peak_rss={}{}",
+            "{:<40} ios={:<10} sim={:>8.3}s wall={:>7.3}s  {:>6.2} M sim-IO/s  {:>6.0} ns/IO  cpu {} ns/IO  sim/wall={:>8.2}  peak_rss={}{}",
             self.case,
             self.ios,
             self.sim_seconds,
             self.wall_seconds,
             self.rate() / 1e6,
             self.ns_per_io(),
+            self.cpu_ns_per_io()
+                .map(|c| format!("{c:>4.0}"))
+                .unwrap_or_else(|| "n/a".into()),
             self.sim_seconds / self.wall_seconds,
             self.peak_rss_kib.map(|k| format!("{:.1} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into()),
             match self.peak_rss_kib {
@@ -52,6 +59,10 @@ impl BenchResult {
     /// Wall nanoseconds per simulated I/O.
     pub fn ns_per_io(&self) -> f64 {
         self.wall_seconds * 1e9 / self.ios.max(1) as f64
+    }
+    /// CPU nanoseconds (the simulating thread's) per simulated I/O.
+    pub fn cpu_ns_per_io(&self) -> Option<f64> {
+        self.cpu_seconds.map(|c| c * 1e9 / self.ios.max(1) as f64)
     }
 }
 
@@ -212,17 +223,32 @@ fn reset_peak_rss() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
+/// The calling thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), seconds.
+/// Through libc, not rustix: rustix reads the vDSO from the auxiliary
+/// vector, which crashes under valgrind (the profiles of bench/README.md).
+fn thread_cpu_seconds() -> Option<f64> {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid timespec for the call to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
+    (rc == 0).then(|| t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9)
+}
+
 /// Run one shape and measure it.
 pub fn run_shape(case: &str, shape: &Shape) -> anyhow::Result<BenchResult> {
     let norandommap = shape.norandommap;
     let cfg = config_of(shape);
     reset_peak_rss();
     let t0 = Instant::now();
+    let cpu0 = thread_cpu_seconds();
     let mut sim = blklab_lab::runner::build_sim(&cfg, None)?;
     // as `blklab run` without observers (`runner::run`): nothing reads blk-iotrack
     sim.set_iotrack_counting(false);
     let r = sim.run();
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = thread_cpu_seconds().zip(cpu0).map(|(b, a)| b - a);
     Ok(BenchResult {
         case: if norandommap {
             format!("{case}, norandommap")
@@ -232,6 +258,7 @@ pub fn run_shape(case: &str, shape: &Shape) -> anyhow::Result<BenchResult> {
         ios: r.bios_completed,
         sim_seconds: r.end_time as f64 / 1e9,
         wall_seconds: wall,
+        cpu_seconds: cpu,
         peak_rss_kib: peak_rss_kib(),
         jobs: shape.cgroups,
     })
@@ -292,6 +319,10 @@ pub struct Options {
     /// Simulated I/Os (about) of each run of the scale case.
     #[arg(long, default_value_t = 2_000_000)]
     pub scale_ios: u64,
+    /// Controllers of the scale case (none, iocost, io.max): fewer to
+    /// profile one of them alone.
+    #[arg(long, default_value = "none,iocost,io.max")]
+    pub scale_ctls: String,
 }
 
 /// Run the selected cases, printing one line per run.
@@ -366,9 +397,21 @@ fn scale(o: &Options, nrm: bool) -> anyhow::Result<()> {
                 o.scale
             )
         })?;
+    let ctls: Vec<Ctl> = o
+        .scale_ctls
+        .split(',')
+        .map(|x| match x.trim() {
+            "none" => Ok(Ctl::None),
+            "iocost" => Ok(Ctl::IoCost),
+            "io.max" => Ok(Ctl::IoMax),
+            other => Err(anyhow::anyhow!(
+                "bench: --scale-ctls: unknown controller '{other}' (none, iocost, io.max)"
+            )),
+        })
+        .collect::<Result<_, _>>()?;
     let seconds = o.scale_ios as f64 / 25.6e6;
     let mut table = Vec::new();
-    for ctl in [Ctl::None, Ctl::IoCost, Ctl::IoMax] {
+    for ctl in ctls {
         let mut row = Vec::new();
         for &n in &counts {
             let r = run_shape(
@@ -382,18 +425,24 @@ fn scale(o: &Options, nrm: bool) -> anyhow::Result<()> {
                 },
             )?;
             println!("{}", r.line());
-            row.push(r.ns_per_io());
+            row.push((r.ns_per_io(), r.cpu_ns_per_io()));
         }
         table.push((ctl, row));
     }
-    println!("ns per I/O by cgroup count (x = relative to the first count):");
-    for (ctl, row) in &table {
-        let cells: Vec<String> = counts
-            .iter()
-            .zip(row)
-            .map(|(n, ns)| format!("{n}: {ns:.0} ({:.2}x)", ns / row[0]))
-            .collect();
-        println!("  {:<7} {}", ctl.name(), cells.join("  "));
+    for (what, cpu) in [("ns", false), ("CPU ns", true)] {
+        println!("{what} per I/O by cgroup count (x = relative to the first count):");
+        for (ctl, row) in &table {
+            let ns: Vec<f64> = row
+                .iter()
+                .map(|&(wall, c)| if cpu { c.unwrap_or(f64::NAN) } else { wall })
+                .collect();
+            let cells: Vec<String> = counts
+                .iter()
+                .zip(&ns)
+                .map(|(n, v)| format!("{n}: {v:.0} ({:.2}x)", v / ns[0]))
+                .collect();
+            println!("  {:<7} {}", ctl.name(), cells.join("  "));
+        }
     }
     Ok(())
 }

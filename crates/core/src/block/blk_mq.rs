@@ -393,17 +393,22 @@ pub(crate) trait BlkMq: BlkHost {
     /// every `wake_batch`-th free wakes a batch of sleepers; each tries for
     /// a tag again (`blk_mq_get_tag`'s loop) and sleeps anew without one.
     fn wake_tag_waiters(&mut self, dev: DevId) {
-        let mut woken = Vec::new();
-        self.blk().devs[dev as usize]
-            .st
-            .tag_waiters
-            .freed(1, &mut woken);
-        for w in woken {
+        let st = &mut self.blk().devs[dev as usize].st;
+        if st.tag_waiters.is_empty() {
+            return;
+        }
+        // the device's buffer, taken so that the retries below may reach
+        // here again (they then use a fresh one)
+        let mut woken = std::mem::take(&mut st.tag_woken);
+        st.tag_waiters.freed(1, &mut woken);
+        for &w in &woken {
             match self.get_tag(dev, w) {
                 Some(tag) => self.alloc_request(dev, w, tag),
                 None => self.blk().devs[dev as usize].st.tag_waiters.sleep(w),
             }
         }
+        woken.clear();
+        self.blk().devs[dev as usize].st.tag_woken = woken;
     }
 
     /// This piece has a request (or was merged): start the next piece, or tell

@@ -70,6 +70,9 @@ pub(crate) struct DevState {
     /// Bios that passed rq_qos and sleep for a request tag (sbitmap's wait
     /// queues: not a FIFO, woken in batches).
     pub tag_waiters: crate::block::sbitmap::TagWaiters<u32>,
+    /// The sleepers a freed tag wakes, kept between completions so that
+    /// a wake-up does not allocate (empty outside `wake_tag_waiters`).
+    pub tag_woken: Vec<u32>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
     /// What a submitter pays to wake the driver's idle worker

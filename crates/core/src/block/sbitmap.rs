@@ -88,6 +88,11 @@ pub struct TagBitmap {
     shift: u32,
     depth: u32,
     alloc_hint: u32,
+    /// Bits set. Not in the kernel (`sbitmap_weight` counts the words):
+    /// with more submitters than tags every submitter's first try, and
+    /// most woken sleepers' retry, meets a full bitmap, and this count
+    /// ends that search before it walks the words.
+    used: u32,
 }
 
 impl TagBitmap {
@@ -99,6 +104,7 @@ impl TagBitmap {
             shift,
             depth,
             alloc_hint: 0,
+            used: 0,
         }
     }
 
@@ -120,6 +126,7 @@ impl TagBitmap {
             match find_next_zero_bit(self.words[i], depth, hint) {
                 Some(b) => {
                     self.words[i] |= 1u64 << b;
+                    self.used += 1;
                     return Some(b);
                 }
                 None if wrap && hint != 0 => hint = 0,
@@ -133,6 +140,12 @@ impl TagBitmap {
     /// the low `shallow` bits of each word only, from the hint's bit.
     pub fn get(&mut self, shallow: Option<u32>) -> Option<u32> {
         if self.depth == 0 {
+            return None;
+        }
+        if self.used >= self.depth {
+            // every word would be searched in vain: the outcome of the
+            // walk below when it finds nothing
+            self.alloc_hint = 0;
             return None;
         }
         let hint = self.alloc_hint;
@@ -177,6 +190,9 @@ impl TagBitmap {
             tag & ((1u32 << self.shift) - 1),
         );
         if let Some(w) = self.words.get_mut(i) {
+            if *w & (1u64 << b) != 0 {
+                self.used -= 1;
+            }
             *w &= !(1u64 << b);
         }
         if tag < self.depth {
@@ -186,7 +202,11 @@ impl TagBitmap {
 
     /// Tags in use.
     pub fn weight(&self) -> u32 {
-        self.words.iter().map(|w| w.count_ones()).sum()
+        debug_assert_eq!(
+            self.used,
+            self.words.iter().map(|w| w.count_ones()).sum::<u32>()
+        );
+        self.used
     }
 }
 
@@ -344,6 +364,34 @@ mod tests {
         assert_eq!(got.len(), 16);
         assert!(got.iter().all(|n| n % 16 < 4), "{got:?}");
         assert_eq!(shallow_capacity(64, 4), 16);
+    }
+
+    /// The count of bits set follows every get and put (a put of a free
+    /// tag too), and a full bitmap refuses at once, as the walk would:
+    /// nothing found, the hint back at 0.
+    #[test]
+    fn the_used_count_matches_the_bits() {
+        let mut t = TagBitmap::new(100); // 6 words of 16 and one of 4
+        let mut x: u64 = 12345;
+        for step in 0..20_000 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) as u32;
+            if r % 3 == 0 {
+                t.put(r % 110); // sometimes free, sometimes out of range
+            } else {
+                let shallow = (r % 5 == 0).then_some(1 + r % 16);
+                t.get(shallow);
+            }
+            let bits: u32 = t.words.iter().map(|w| w.count_ones()).sum();
+            assert_eq!(t.used, bits, "step {step}");
+        }
+        while t.get(None).is_some() {}
+        assert_eq!(t.used, 100);
+        t.alloc_hint = 37;
+        assert_eq!(t.get(Some(2)), None);
+        assert_eq!(t.alloc_hint, 0);
     }
 
     #[test]

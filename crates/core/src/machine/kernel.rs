@@ -53,7 +53,7 @@ impl Running<'_> {
         let now = self.k.clk.now;
         let reap_ns = self.k.cpu.reap_ns;
         let wake = now + reap_ns;
-        if self.tasks.io_done(task, io_u, now, wake) {
+        if self.tasks.io_done(task, io_u, wake) {
             if self.k.cpus.enabled() {
                 self.k.wake_task(self.tasks, task, reap_ns);
             } else {

@@ -174,6 +174,7 @@ impl Sim {
                         d.info.nr_requests,
                         min_shallow_depth,
                     ),
+                    tag_woken: Vec::new(),
                     in_device: 0,
                     idle_wake_ns: d.idle_wake_ns,
                     diskstats: crate::block::diskstats::DiskStats::new(cfg.hz),

@@ -26,8 +26,14 @@ impl JobConfig {
     /// Whether the job goes through the page cache: buffered I/O
     /// (`direct=0`) or a mapped file (`ioengine=mmap`).
     pub fn uses_pagecache(&self) -> bool {
-        !self.spec.direct || self.spec.ioengine == blklab_fio::options::Engine::Mmap
+        through_pagecache(self.spec.direct, self.spec.ioengine)
     }
+}
+
+/// Whether I/O with these options goes through the page cache: buffered
+/// (`direct=0`) or a mapped file (`ioengine=mmap`).
+pub(crate) fn through_pagecache(direct: bool, engine: blklab_fio::options::Engine) -> bool {
+    !direct || engine == blklab_fio::options::Engine::Mmap
 }
 
 /// Every task of the run.

@@ -36,13 +36,15 @@ impl Qnode {
     }
 }
 
-/// `struct throtl_service_queue`.
+/// `struct throtl_service_queue`. `repr(C)`, the counts every submission
+/// reads first (see `Tg`).
 #[derive(Default)]
+#[repr(C)]
 pub(crate) struct Sq {
-    /// Qnodes with bios, per direction, served round-robin.
-    pub queued: [VecDeque<QnRef>; 2],
     pub nr_queued_bps: [u32; 2],
     pub nr_queued_iops: [u32; 2],
+    /// Qnodes with bios, per direction, served round-robin.
+    pub queued: [VecDeque<QnRef>; 2],
     /// Child groups with bios: (disptime, insertion seq, cg).
     pub pending: BTreeSet<(u64, u64, CgId)>,
     /// Armed pending timer (expiry jiffy, after timer-wheel rounding).

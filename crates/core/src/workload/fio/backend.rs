@@ -267,11 +267,10 @@ impl Workload {
                     self.job_reap(sys, j, min);
                     // wait_for_completions loops while full and above iodepth_low
                     let job = &mut self.jobs[j as usize];
-                    let low = job.cfg.spec.iodepth_low.min(job.iodepth());
+                    let low = job.knobs.iodepth_low.min(job.iodepth());
                     if full && job.cur_depth > low && job.cur_depth > 0 {
                         let m = job
-                            .cfg
-                            .spec
+                            .knobs
                             .iodepth_batch_complete_min
                             .min(job.cur_depth)
                             .max(1);
@@ -315,7 +314,7 @@ impl Workload {
     fn job_top(&mut self, sys: &mut impl Syscalls, j: JobId) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
-        let s = &job.cfg.spec;
+        let s = &job.knobs;
         let over_time = job.end_time.is_some_and(|e| now >= e);
         let over_bytes = job.bytes_issued >= job.total_bytes;
         let over_ios = s.number_ios > 0 && job.ios_total >= s.number_ios;
@@ -355,7 +354,7 @@ impl Workload {
     /// After an I/O was handed over (and reaped if the queue was full): think time?
     fn job_after_io(&mut self, j: JobId) {
         let job = &mut self.jobs[j as usize];
-        let s = &job.cfg.spec;
+        let s = &job.knobs;
         let stall = (s.thinktime_ns > 0 || s.thinktime_spin_ns > 0)
             && job.think_blocks() >= job.last_think_blocks + s.thinktime_blocks as u64;
         job.phase = if stall {
@@ -410,10 +409,10 @@ impl Workload {
     fn job_reap(&mut self, sys: &mut impl Syscalls, j: JobId, min: u32) {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
-        let max = job.cfg.spec.iodepth_batch_complete_max.max(min).max(1);
+        let max = job.knobs.iodepth_batch_complete_max.max(min).max(1);
         let mut reaped = 0u32;
         while reaped < max {
-            let Some(n) = job.completed.pop_front() else {
+            let Some(n) = job.completed.pop_front(&job.io_us) else {
                 break;
             };
             let io = job.io_us[n as usize];
@@ -445,7 +444,7 @@ impl Workload {
                     sys.probe(&p);
                 }
             }
-            job.free.push(n);
+            job.free.push(&mut job.io_us, n);
             job.cur_depth -= 1;
             reaped += 1;
         }
@@ -477,14 +476,14 @@ impl Workload {
         job.issued.push((offset, bytes));
         let n = job
             .free
-            .pop()
+            .pop(&job.io_us)
             .expect("an io_u is free when the queue is not full");
         job.io_us[n as usize] = IoU {
             ddir: dd,
+            link: 0, // off every list until it completes
             bytes,
             start_time: now,
             issue_time: 0,
-            done_time: 0,
             offset,
             has_slat: false,
         };
@@ -504,7 +503,7 @@ impl Workload {
         // Buffered and mmap I/O go through the page cache, which blocks the
         // job like psync (mm/filemap.rs).
         let buffered = sys.has_page_cache() && job.uses_pagecache();
-        let sync_engine = !job.cfg.spec.ioengine.is_async() || buffered;
+        let sync_engine = !job.knobs.ioengine.is_async() || buffered;
         if sync_engine {
             // psync: issue_time just before the syscall, and no slat
             job.io_us[n as usize].issue_time = now;
@@ -555,8 +554,8 @@ impl Workload {
 
     /// `blkcg_maybe_throttle_current`: delay owed on the way back to user space.
     pub(super) fn return_delay(&mut self, sys: &mut impl Syscalls, j: JobId) -> Ns {
-        let cfg = &self.jobs[j as usize].cfg;
-        sys.return_delay(cfg.dev, cfg.cgroup)
+        let k = &self.jobs[j as usize].knobs;
+        sys.return_delay(k.dev, k.cgroup)
     }
 
     /// The submit call returned: issue_time and slat; reap if the queue is full.
@@ -577,8 +576,7 @@ impl Workload {
         }
         if job.cur_depth >= job.iodepth() {
             let min = job
-                .cfg
-                .spec
+                .knobs
                 .iodepth_batch_complete_min
                 .min(job.cur_depth)
                 .max(1);
@@ -601,8 +599,7 @@ impl Workload {
         let now = sys.now();
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.io_us[n as usize].done_time = now + cpu;
-        job.completed.push_back(n);
+        job.completed.push_back(&mut job.io_us, n);
         job.phase = Phase::SyncReturn(n);
         self.job_burst_until(sys, j, now + cpu)
     }
@@ -630,11 +627,10 @@ impl Tasks for Workload {
     }
 
     /// The kernel completed io_u `n` (bio_endio reached the submitter).
-    fn io_done(&mut self, j: JobId, n: u32, now: Ns, wake_t: Ns) -> bool {
+    fn io_done(&mut self, j: JobId, n: u32, wake_t: Ns) -> bool {
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
-        job.io_us[n as usize].done_time = now;
-        job.completed.push_back(n);
+        job.completed.push_back(&mut job.io_us, n);
         let wake = match job.phase {
             Phase::SyncWait(m) if m == n => {
                 job.phase = Phase::SyncReturn(n);
@@ -672,8 +668,8 @@ fn wake_ev(sys: &impl Syscalls, j: JobId) -> Ev {
 
 fn rwmix_of(job: &Job, d: usize) -> u32 {
     if d == 0 {
-        job.cfg.spec.rwmixread
+        job.knobs.rwmixread
     } else {
-        100 - job.cfg.spec.rwmixread
+        100 - job.knobs.rwmixread
     }
 }

@@ -8,6 +8,11 @@
 //! first, then, one event later, what those fields point to. A hint reads
 //! nothing: no result can change.
 
+use std::mem::offset_of;
+
+use blklab_fio::stats::DirStats;
+use blklab_fio::JobStats;
+
 use super::{Job, Phase};
 use crate::sim::prefetch::read;
 use crate::syscall::JobId;
@@ -28,22 +33,20 @@ impl Workload {
 
 impl Job {
     /// Stage one: the fields a wake-up reads first (addresses from the job
-    /// list alone: nothing is loaded to compute them).
+    /// list alone: nothing is loaded to compute them). `Job` is `repr(C)`
+    /// and line-aligned, and starts with them: its loop fields, knobs,
+    /// statistics counters and bins, then the read direction's counters
+    /// and latency statistics (about 18 lines). The end is a constant, so
+    /// the loop unrolls into one hint per line.
     #[inline]
     fn prefetch_fields(&self) {
-        read(&self.phase);
-        read(&self.wake_at);
-        read(&self.io_us);
-        read(&self.completed);
-        read(&self.cur_depth);
-        read(&self.in_ramp);
-        read(&self.rng);
-        read(&self.cfg.spec.rw);
-        read(&self.stats.iodepth_level);
-        let st = &self.stats.dirs[0];
-        read(&st.slat);
-        read(&st.clat);
-        read(&st.lat);
+        const LINE: usize = 64;
+        const HOT_END: usize =
+            offset_of!(Job, stats) + offset_of!(JobStats, dirs) + offset_of!(DirStats, short_ios);
+        let base = (self as *const Job).cast::<u8>();
+        for line in 0..HOT_END.div_ceil(LINE) {
+            read(base.wrapping_add(line * LINE));
+        }
     }
 
     /// Stage two, for fields loaded one event earlier: the io_u the wake-up
@@ -67,7 +70,7 @@ impl Job {
                 if let Some(io) = self
                     .completed
                     .front()
-                    .and_then(|&n| self.io_us.get(n as usize))
+                    .and_then(|n| self.io_us.get(n as usize))
                 {
                     read(io);
                 }

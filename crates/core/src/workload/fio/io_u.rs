@@ -9,6 +9,10 @@ use super::Job;
 impl Job {
     /// fio's block size choice for a direction (`get_next_buflen`).
     fn next_buflen(&mut self, d: usize) -> u32 {
+        // a fixed size without reading the spec (knobs.rs)
+        if let Some(&b) = self.knobs.fixed_bs.get(d).filter(|&&b| b > 0) {
+            return b;
+        }
         match &self.cfg.spec.bs[d] {
             BsSpec::Fixed(b) => *b,
             BsSpec::Range { lo, hi } => {
@@ -36,7 +40,7 @@ impl Job {
     /// map has no block left for a job that is not time based: fio's
     /// `get_io_u` fails and the job's loop ends.
     pub(super) fn next_io(&mut self, d: usize) -> Option<(u32, u64)> {
-        let s = &self.cfg.spec;
+        let s = &self.knobs;
         let random = s.rw.is_random() && {
             if s.rw_seq_nr > 1 {
                 if self.seq_left == 0 {

@@ -27,16 +27,16 @@ impl Workload {
         let io = DirectIo {
             task: j,
             io_u: n,
-            dev: job.cfg.dev,
-            cg: job.cfg.cgroup,
+            dev: job.knobs.dev,
+            cg: job.knobs.cgroup,
             write: io_u.ddir == 1,
             offset_bytes: io_u.offset,
             bytes: io_u.bytes,
-            sync: job.cfg.spec.direct,
+            sync: job.knobs.direct,
             task_prio: job.ioprio,
         };
         // the buffered path never comes here: only the engine decides
-        let sync_engine = !job.cfg.spec.ioengine.is_async();
+        let sync_engine = !job.knobs.ioengine.is_async();
         job.phase = if sync_engine {
             Phase::SyncWait(n)
         } else {
