@@ -473,15 +473,21 @@ mod tests {
         assert_eq!(q.lag(2), 46_146);
     }
 
-    /// Task 1 waits 300 µs while task 0 runs, then runs 100 µs and sleeps
-    /// eligible with 100 µs of lag (V 300, v 200); task 0 keeps running
-    /// 100 µs and task 1 wakes at 500 µs.
-    fn sleeper_wakes(features: &str) -> Eevdf {
+    /// Tasks 0 and 1 queued at 0, task 0 running until `until_ns`.
+    fn task_0_ran_while_1_waited(features: &str, until_ns: Ns) -> Eevdf {
         let mut q = two_with(features);
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
-        q.update_curr(0, 300_000);
+        q.update_curr(0, until_ns);
+        q
+    }
+
+    /// Task 1 waits 300 µs while task 0 runs, then runs 100 µs and sleeps
+    /// eligible with 100 µs of lag (V 300, v 200); task 0 keeps running
+    /// 100 µs and task 1 wakes at 500 µs.
+    fn sleeper_wakes(features: &str) -> Eevdf {
+        let mut q = task_0_ran_while_1_waited(features, 300_000);
         q.put_prev(0);
         q.set_next(1, 300_000);
         q.update_curr(1, 400_000);
@@ -507,11 +513,7 @@ mod tests {
     #[test]
     fn no_delay_dequeue_lets_a_non_eligible_sleeper_leave_with_negative_lag() {
         for (f, delayed) in [("", true), ("NO_DELAY_DEQUEUE", false)] {
-            let mut q = two_with(f);
-            q.enqueue(0, 0);
-            q.enqueue(1, 0);
-            q.set_next(0, 0);
-            q.update_curr(0, 300_000);
+            let mut q = task_0_ran_while_1_waited(f, 300_000);
             q.dequeue_sleep(0);
             assert_eq!(q.ents[0].delayed, delayed, "{f}");
             assert_eq!(q.ents[0].on_rq, delayed, "{f}");
