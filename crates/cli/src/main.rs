@@ -718,7 +718,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         )),
         Cmd::Conformance(a)
             if a.sim_cpus == 0
-                && a.sim_sched_features != blklab_core::sim::sched_features::SchedFeatures::default() =>
+                && a.sim_sched_features
+                    != blklab_core::sim::sched_features::SchedFeatures::default() =>
         {
             Err(anyhow!(
                 "--sim-sched-features needs --sim-cpus > 0 (the free host has no scheduler)"

@@ -323,7 +323,11 @@ mod tests {
 
     #[test]
     fn no_gentle_fair_sleepers_doubles_the_credit_and_no_wakeup_preemption_never_preempts() {
-        let mut q = Cfs::new(2, 1, SchedFeatures::parse("NO_GENTLE_FAIR_SLEEPERS").unwrap());
+        let mut q = Cfs::new(
+            2,
+            1,
+            SchedFeatures::parse("NO_GENTLE_FAIR_SLEEPERS").unwrap(),
+        );
         q.enqueue(0, 0);
         q.set_next(0, 0);
         q.update_curr(0, 10_000_000);
@@ -334,6 +338,9 @@ mod tests {
         q.set_next(0, 0);
         q.update_curr(0, 10_000_000);
         q.enqueue(1, 10_000_000);
-        assert!(!q.wakeup_preempts(1, 0, 10_000_000), "3 ms ahead, but the feature is off");
+        assert!(
+            !q.wakeup_preempts(1, 0, 10_000_000),
+            "3 ms ahead, but the feature is off"
+        );
     }
 }

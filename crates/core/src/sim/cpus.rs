@@ -33,9 +33,9 @@ use std::collections::VecDeque;
 use crate::sim::background::{Background, Stalls};
 use crate::sim::cfs::Cfs;
 use crate::sim::eevdf::Eevdf;
-use crate::sim::sched_features::SchedFeatures;
 use crate::sim::fair::FairClass;
 use crate::sim::rng::Rng;
+use crate::sim::sched_features::SchedFeatures;
 use crate::sim::time::Ns;
 
 /// A schedulable task (an fio job's index, then any kernel threads).
@@ -223,7 +223,9 @@ impl Cpus {
             fair: match (cfg.nr > 0, cfg.eevdf, cfg.cfs_vruntime) {
                 (false, ..) | (true, false, false) => None,
                 (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns, cfg.features))),
-                (true, false, true) => Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns, cfg.features))),
+                (true, false, true) => {
+                    Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns, cfg.features)))
+                }
             },
         }
     }

@@ -507,7 +507,10 @@ mod tests {
         let v_before = q.ents[0].vruntime; // alone on the queue: V was its v
         assert_eq!(q.ents[1].vruntime, v_before);
         assert_eq!(q.avg_vruntime() - q.ents[1].vruntime, 0);
-        assert_eq!(q.ents[1].deadline - q.ents[1].vruntime, BASE_SLICE_NS as i64);
+        assert_eq!(
+            q.ents[1].deadline - q.ents[1].vruntime,
+            BASE_SLICE_NS as i64
+        );
     }
 
     #[test]

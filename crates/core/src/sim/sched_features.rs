@@ -39,7 +39,11 @@ const MIRRORED: [(&str, Feature, &[&str]); 6] = [
         Feature::WakeupPreemption,
         &["eevdf", "cfs-vruntime"],
     ),
-    ("GENTLE_FAIR_SLEEPERS", Feature::GentleFairSleepers, &["cfs-vruntime"]),
+    (
+        "GENTLE_FAIR_SLEEPERS",
+        Feature::GentleFairSleepers,
+        &["cfs-vruntime"],
+    ),
 ];
 
 /// Features of 6.1's or 6.12's kernel/sched/features.h that no model mirrors
@@ -185,7 +189,10 @@ mod tests {
         let f = SchedFeatures::parse("NO_GENTLE_FAIR_SLEEPERS").unwrap();
         assert!(f.check_for("cfs-vruntime").is_ok());
         let e = f.check_for("eevdf").unwrap_err();
-        assert!(e.contains("sched.fair = eevdf does not mirror GENTLE_FAIR_SLEEPERS"), "{e}");
+        assert!(
+            e.contains("sched.fair = eevdf does not mirror GENTLE_FAIR_SLEEPERS"),
+            "{e}"
+        );
         let f = SchedFeatures::parse("NO_WAKEUP_PREEMPTION").unwrap();
         assert!(f.check_for("eevdf").is_ok() && f.check_for("cfs-vruntime").is_ok());
         assert!(f.check_for("cfs").is_err());
