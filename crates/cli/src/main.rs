@@ -248,6 +248,12 @@ struct ConformanceArgs {
     /// judged figures use the default (0).
     #[arg(long, default_value_t = 0)]
     sim_kblockd: u64,
+    /// With --sim-cpus > 0: the fair class's features, in the syntax of
+    /// /sys/kernel/debug/sched/features ("NO_PLACE_LAG NO_RUN_TO_PARITY";
+    /// `[host] sched_features`): with BLKLAB_GUEST_SCHED_FEATURES set the
+    /// same, both sides run the same features. An experiment.
+    #[arg(long, default_value = "", value_parser = parse_sched_features)]
+    sim_sched_features: blklab_core::sim::sched_features::SchedFeatures,
     /// Leave every file the QEMU guest sends back for a case (fio's JSON,
     /// the iocost trace, io.stat) in DIR/KERNEL/CASE/, to read the raw
     /// per-period traces.
@@ -710,6 +716,15 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
         Cmd::Conformance(a) if a.sim_kblockd > 0 && a.sim_cpus == 0 => Err(anyhow!(
             "--sim-kblockd needs --sim-cpus > 0 (the free host has no CPU for kblockd)"
         )),
+        Cmd::Conformance(a)
+            if a.sim_cpus == 0
+                && a.sim_sched_features
+                    != blklab_core::sim::sched_features::SchedFeatures::default() =>
+        {
+            Err(anyhow!(
+                "--sim-sched-features needs --sim-cpus > 0 (the free host has no scheduler)"
+            ))
+        }
         Cmd::Conformance(a) if a.sim_kblockd > 1_000_000_000 => Err(anyhow!(
             "--sim-kblockd {}: at most 1000000000 ns",
             a.sim_kblockd
@@ -728,6 +743,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     loop_as: a.sim_loop,
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
+                    sched_features: a.sim_sched_features,
                 },
                 guest_files: a.guest_files,
                 show: a.show,
@@ -737,4 +753,11 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             },
         ))),
     }
+}
+
+/// `--sim-sched-features`: the kernel's syntax, checked by name.
+fn parse_sched_features(
+    s: &str,
+) -> Result<blklab_core::sim::sched_features::SchedFeatures, String> {
+    blklab_core::sim::sched_features::SchedFeatures::parse(s)
 }

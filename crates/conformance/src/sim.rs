@@ -86,6 +86,10 @@ pub struct SimChoices {
     /// The scenario's `[host] kblockd_ns` (with cpus > 0): a kblockd queue
     /// run's CPU time (`--sim-kblockd`; 0 = the default).
     pub kblockd_ns: u64,
+    /// The scenario's `[host] sched_features` (with cpus > 0): the fair
+    /// class's features turned off (`--sim-sched-features`), to match the
+    /// guest's `BLKLAB_GUEST_SCHED_FEATURES`; default: the kernel's.
+    pub sched_features: blklab_core::sim::sched_features::SchedFeatures,
 }
 
 /// The parent group of the case's groups in the stacked expression: io.max
@@ -231,6 +235,10 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
         if dev.sim.kblockd_ns > 0 {
             let _ = writeln!(s, "kblockd_ns = {}", dev.sim.kblockd_ns);
+        }
+        let features = dev.sim.sched_features.kernel_syntax();
+        if !features.is_empty() {
+            let _ = writeln!(s, "sched_features = \"{features}\"");
         }
     }
     if !dev.switches.is_empty() {
@@ -489,6 +497,7 @@ mod tests {
                 loop_as: LoopAs::Nullb,
                 wakeup_preempt: false,
                 kblockd_ns: 0,
+                sched_features: Default::default(),
             }
         );
     }

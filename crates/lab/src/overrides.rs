@@ -51,6 +51,19 @@ pub fn split_kv(kv: &str) -> Result<(String, String)> {
 /// simulator is built once to check the values the kernel parses at write
 /// time (`io.max`, `io.cost.qos`, ...), so a bad value fails here, not mid-sweep.
 pub fn build(text: &str, path: &std::path::Path, sets: &[(String, String)]) -> Result<Scenario> {
+    build_for(text, path, sets, None)
+}
+
+/// [`build`], checked under kernel profile `profile`'s switches when given
+/// (the command line applies the profile afterwards: a value that depends
+/// on a switch, such as `host.sched_features` on `sched.fair`, must be
+/// checked against the switches the run will have).
+fn build_for(
+    text: &str,
+    path: &std::path::Path,
+    sets: &[(String, String)],
+    profile: Option<&str>,
+) -> Result<Scenario> {
     let doc_sets: Vec<&(String, String)> = sets
         .iter()
         .filter(|(k, _)| crate::set_doc::is_doc_key(k))
@@ -78,6 +91,11 @@ pub fn build(text: &str, path: &std::path::Path, sets: &[(String, String)]) -> R
             anyhow!("{e}\n(the scenario with --set {})", keys.join(" --set "))
         })?
     };
+    if let Some(name) = profile {
+        let p = blklab_core::sim::switches::profile(name)
+            .map_err(|e| anyhow!("--kernel-profile: {e}"))?;
+        sc.config.switches = blklab_core::sim::switches::Switches::from_profile(p);
+    }
     for (k, v) in sets {
         if crate::set_doc::is_doc_key(k) {
             continue;
@@ -137,7 +155,7 @@ pub fn load(
             .iter()
             .map(|kv| split_kv(kv))
             .collect::<Result<Vec<_>>>()?;
-        build(&text, path, &kvs)?
+        build_for(&text, path, &kvs, profile)?
     };
     let rest: Vec<String> = rest.into_iter().cloned().collect();
     apply(&mut sc, seed, profile, &rest)?;

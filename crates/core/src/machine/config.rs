@@ -76,6 +76,10 @@ pub enum SetupError {
     },
     #[error("job {job}: {msg}")]
     Job { job: String, msg: String },
+    /// `[host]`: e.g. a scheduler feature the run's `sched.fair` model
+    /// does not mirror.
+    #[error("host: {msg}")]
+    Host { msg: String },
 }
 
 /// What a run produced.

@@ -39,6 +39,7 @@
 //! rule of `place_entity` is left out (runs are shorter).
 
 use crate::sim::fair::{charge_to, vdelta, NICE_0_WEIGHT};
+use crate::sim::sched_features::{Feature, SchedFeatures};
 use crate::sim::time::Ns;
 
 /// `sysctl_sched_latency` on a 1-CPU machine (6 ms × (1 + ilog2(1))).
@@ -75,11 +76,14 @@ pub struct Cfs {
     min_vruntime: i64,
     /// `TICK_NSEC`: `check_preempt_tick` runs once per tick.
     tick_ns: Ns,
+    /// The `sched_feat()` toggles (GENTLE_FAIR_SLEEPERS, WAKEUP_PREEMPTION).
+    feat: SchedFeatures,
 }
 
 impl Cfs {
-    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks.
-    pub fn new(nr: usize, tick_ns: Ns) -> Cfs {
+    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks,
+    /// with features `feat`.
+    pub fn new(nr: usize, tick_ns: Ns, feat: SchedFeatures) -> Cfs {
         let e = Entity {
             weight: NICE_0_WEIGHT,
             vruntime: 0,
@@ -93,6 +97,7 @@ impl Cfs {
             ents: vec![e; nr],
             min_vruntime: 0,
             tick_ns: tick_ns.max(1),
+            feat,
         }
     }
 
@@ -148,7 +153,7 @@ impl crate::sim::fair::FairClass for Cfs {
     fn add(&mut self, weight: u64) {
         self.ents.push(Entity {
             weight,
-            ..Cfs::new(1, 1).ents[0]
+            ..Cfs::new(1, 1, SchedFeatures::default()).ents[0]
         });
     }
 
@@ -176,14 +181,17 @@ impl crate::sim::fair::FairClass for Cfs {
         e.vruntime - self.ents[left as usize].vruntime > ideal as i64
     }
 
-    /// Mirrors `enqueue_entity` with ENQUEUE_WAKEUP → `place_entity`.
+    /// Mirrors `enqueue_entity` with ENQUEUE_WAKEUP → `place_entity`: the
+    /// credit is half the latency with GENTLE_FAIR_SLEEPERS, all of it
+    /// without.
     fn enqueue(&mut self, t: u32, now: Ns) {
         self.charge(now);
+        let gentle = self.feat.on(Feature::GentleFairSleepers);
         let e = &mut self.ents[t as usize];
         if e.on_rq {
             return;
         }
-        let credit = (LATENCY_NS / 2) as i64;
+        let credit = if gentle { LATENCY_NS / 2 } else { LATENCY_NS } as i64;
         e.vruntime = e.vruntime.max(self.min_vruntime - credit);
         e.on_rq = true;
     }
@@ -210,8 +218,12 @@ impl crate::sim::fair::FairClass for Cfs {
         e.tick_seen = now / self.tick_ns;
     }
 
-    /// Mirrors `check_preempt_wakeup` → `wakeup_preempt_entity`.
+    /// Mirrors `check_preempt_wakeup` → `wakeup_preempt_entity` (never
+    /// without WAKEUP_PREEMPTION).
     fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
+        if !self.feat.on(Feature::WakeupPreemption) {
+            return false;
+        }
         self.charge(now);
         let woken = self.ents[t as usize];
         let vdiff = self.ents[curr as usize].vruntime - woken.vruntime;
@@ -241,7 +253,7 @@ mod tests {
 
     #[test]
     fn a_woken_sleeper_gets_the_sleeper_credit_and_preempts_a_hog() {
-        let mut q = Cfs::new(2, 1);
+        let mut q = Cfs::new(2, 1, SchedFeatures::default());
         q.enqueue(0, 0);
         assert_eq!(q.pick_next(None), Some(0));
         q.set_next(0, 0);
@@ -258,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_short_sleep_gives_no_credit_beyond_the_own_vruntime() {
-        let mut q = Cfs::new(2, 1);
+        let mut q = Cfs::new(2, 1, SchedFeatures::default());
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
@@ -275,7 +287,7 @@ mod tests {
     #[test]
     fn the_slice_is_checked_only_after_a_tick() {
         // HZ 250: two tasks, 3 ms slices
-        let mut q = Cfs::new(2, 4_000_000);
+        let mut q = Cfs::new(2, 4_000_000, SchedFeatures::default());
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
@@ -289,7 +301,7 @@ mod tests {
 
     #[test]
     fn the_tick_reschedules_after_the_slice_or_when_too_far_ahead() {
-        let mut q = Cfs::new(2, 1);
+        let mut q = Cfs::new(2, 1, SchedFeatures::default());
         q.enqueue(0, 0);
         q.enqueue(1, 0);
         q.set_next(0, 0);
@@ -298,7 +310,7 @@ mod tests {
         assert!(!q.update_curr(0, 3_000_000));
         assert!(q.update_curr(0, 3_000_001));
         // a nice -20 kworker's slice is almost the whole period
-        let mut q = Cfs::new(1, 1);
+        let mut q = Cfs::new(1, 1, SchedFeatures::default());
         q.add(88_761);
         q.enqueue(0, 0);
         q.enqueue(1, 0);
@@ -307,5 +319,28 @@ mod tests {
         assert_eq!(q.ents[1].vruntime, 0);
         assert!(!q.update_curr(1, 5_000_000));
         assert_eq!(q.ents[1].vruntime, 57_682, "5 ms × 1024 / 88761");
+    }
+
+    #[test]
+    fn no_gentle_fair_sleepers_doubles_the_credit_and_no_wakeup_preemption_never_preempts() {
+        let mut q = Cfs::new(
+            2,
+            1,
+            SchedFeatures::parse("NO_GENTLE_FAIR_SLEEPERS").unwrap(),
+        );
+        q.enqueue(0, 0);
+        q.set_next(0, 0);
+        q.update_curr(0, 10_000_000);
+        q.enqueue(1, 10_000_000);
+        assert_eq!(q.ents[1].vruntime, 4_000_000, "min_vruntime less 6 ms");
+        let mut q = Cfs::new(2, 1, SchedFeatures::parse("NO_WAKEUP_PREEMPTION").unwrap());
+        q.enqueue(0, 0);
+        q.set_next(0, 0);
+        q.update_curr(0, 10_000_000);
+        q.enqueue(1, 10_000_000);
+        assert!(
+            !q.wakeup_preempts(1, 0, 10_000_000),
+            "3 ms ahead, but the feature is off"
+        );
     }
 }

@@ -35,6 +35,7 @@ use crate::sim::cfs::Cfs;
 use crate::sim::eevdf::Eevdf;
 use crate::sim::fair::FairClass;
 use crate::sim::rng::Rng;
+use crate::sim::sched_features::SchedFeatures;
 use crate::sim::time::Ns;
 
 /// A schedulable task (an fio job's index, then any kernel threads).
@@ -80,6 +81,9 @@ pub struct HostCpus {
     /// `eevdf`.
     pub cfs_vruntime: bool,
     pub tick_ns: Ns,
+    /// The fair class's `sched_feat()` toggles (`[host] sched_features`;
+    /// default: the kernel's, every mirrored feature on).
+    pub features: SchedFeatures,
     /// The part of the task's `submit_ns` spent after `submit_bio` returns
     /// to the submit call (`CpuCosts::submit_split`): the way back from
     /// the block layer to user space, at whose end a pending reschedule is
@@ -218,8 +222,10 @@ impl Cpus {
             bg: Stalls::new(cfg.background, cfg.nr, seed),
             fair: match (cfg.nr > 0, cfg.eevdf, cfg.cfs_vruntime) {
                 (false, ..) | (true, false, false) => None,
-                (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns))),
-                (true, false, true) => Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns))),
+                (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns, cfg.features))),
+                (true, false, true) => {
+                    Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns, cfg.features)))
+                }
             },
         }
     }

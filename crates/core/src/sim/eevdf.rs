@@ -28,6 +28,11 @@
 //! - `check_preempt_wakeup_fair`: a woken task preempts the running one
 //!   when `pick_eevdf` would choose it.
 //!
+//! Each of these features can be turned off as in the kernel's
+//! /sys/kernel/debug/sched/features (`[host] sched_features`,
+//! `sim::sched_features`): NO_PLACE_LAG, NO_DELAY_DEQUEUE, NO_DELAY_ZERO,
+//! NO_RUN_TO_PARITY, NO_WAKEUP_PREEMPTION.
+//!
 //! Simplified (docs/fidelity/cpus.md, "EEVDF"): one queue for the host (the
 //! kernel has one per CPU); no cgroup hierarchy (the harness's groups
 //! enable only the io controller, so every task is on the root queue); a
@@ -36,6 +41,7 @@
 //! PREEMPT_SHORT); no NEXT_BUDDY (off in 6.12).
 
 use crate::sim::fair::{charge_to, vdelta};
+use crate::sim::sched_features::{Feature, SchedFeatures};
 use crate::sim::time::Ns;
 
 /// `sysctl_sched_base_slice` on a 1-CPU machine (6.12: 0.7 ms × (1 +
@@ -91,15 +97,19 @@ pub struct Eevdf {
     zero: i64,
     /// `TICK_NSEC`: the lag bound's floor.
     tick_ns: Ns,
+    /// The `sched_feat()` toggles.
+    feat: SchedFeatures,
 }
 
 impl Eevdf {
-    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks.
-    pub fn new(nr: usize, tick_ns: Ns) -> Eevdf {
+    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks,
+    /// with features `feat`.
+    pub fn new(nr: usize, tick_ns: Ns, feat: SchedFeatures) -> Eevdf {
         Eevdf {
             ents: vec![Entity::new(NICE_0_WEIGHT); nr],
             zero: 0,
             tick_ns: tick_ns.max(1),
+            feat,
         }
     }
 
@@ -178,13 +188,14 @@ impl Eevdf {
         (self.avg_vruntime() - e.vruntime).clamp(-limit, limit)
     }
 
-    /// Mirrors `place_entity` (PLACE_LAG): task `t` joins the queue at V
-    /// less its inflated lag, with a deadline one request later.
+    /// Mirrors `place_entity`: task `t` joins the queue at V less its
+    /// inflated lag (PLACE_LAG; at V without it), with a deadline one
+    /// request later.
     fn place(&mut self, t: u32) {
         let (_, load) = self.sums();
         let e = self.ents[t as usize];
         let mut lag = 0i64;
-        if load > 0 {
+        if load > 0 && self.feat.on(Feature::PlaceLag) {
             lag = (e.vlag as i128 * (load + e.weight as i128) / load) as i64;
         }
         let v = self.avg_vruntime() - lag;
@@ -203,7 +214,7 @@ impl Eevdf {
             let lag = self.lag(t);
             let e = &mut self.ents[t as usize];
             e.delayed = false;
-            if lag > 0 {
+            if lag > 0 && self.feat.on(Feature::DelayZero) {
                 e.on_rq = false;
                 e.vlag = 0;
                 self.place(t);
@@ -219,11 +230,12 @@ impl Eevdf {
     }
 
     /// Task `t` sleeps (`dequeue_entity` with DEQUEUE_SLEEP): it leaves the
-    /// queue with its lag, or, not eligible, stays on it delayed.
+    /// queue with its lag, or, not eligible, stays on it delayed
+    /// (DELAY_DEQUEUE).
     pub fn dequeue_sleep(&mut self, t: u32) {
         self.ents[t as usize].running = false;
         self.ents[t as usize].protect = None;
-        if !self.eligible(t) {
+        if self.feat.on(Feature::DelayDequeue) && !self.eligible(t) {
             self.ents[t as usize].delayed = true;
             return;
         }
@@ -240,10 +252,11 @@ impl Eevdf {
     /// Mirrors `set_next_entity`: task `t` gets a CPU at `now`; RUN_TO_PARITY
     /// protects the request it was picked with.
     pub fn set_next(&mut self, t: u32, now: Ns) {
+        let parity = self.feat.on(Feature::RunToParity);
         let e = &mut self.ents[t as usize];
         e.running = true;
         e.exec_start = now;
-        e.protect = Some(e.deadline);
+        e.protect = parity.then_some(e.deadline);
     }
 
     /// Mirrors `pick_eevdf`: the task to run among the waiting ones, the
@@ -280,11 +293,17 @@ impl Eevdf {
         }
     }
 
-    /// `check_preempt_wakeup_fair`: whether woken task `t` preempts
-    /// `curr` (whose CPU time is charged up to `now` first).
+    /// Whether the wake-up of task `t` reschedules `curr`: the enqueue's
+    /// `update_curr` (charging `curr` up to `now`) reschedules it when that
+    /// used up its request, whatever the features; then
+    /// `check_preempt_wakeup_fair` (WAKEUP_PREEMPTION) when `pick_eevdf`
+    /// would choose `t`.
     pub fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
-        self.update_curr(curr, now);
-        self.pick_eevdf(Some(curr)) == Some(t)
+        let used_up = self.update_curr(curr, now);
+        if !self.feat.on(Feature::WakeupPreemption) {
+            return used_up;
+        }
+        used_up || self.pick_eevdf(Some(curr)) == Some(t)
     }
 
     /// `pick_next_entity` for a CPU whose task is `curr` (or free): the
@@ -314,8 +333,9 @@ impl Eevdf {
                 return Some(p);
             }
             let lag = self.lag(p);
+            let zero = self.feat.on(Feature::DelayZero);
             let e = &mut self.ents[p as usize];
-            e.vlag = lag.min(0);
+            e.vlag = if zero { lag.min(0) } else { lag };
             e.delayed = false;
             e.on_rq = false;
         }
@@ -360,7 +380,11 @@ mod tests {
 
     /// Two nice-0 tasks on a 4 ms-tick kernel (HZ 250).
     fn two() -> Eevdf {
-        Eevdf::new(2, 4_000_000)
+        Eevdf::new(2, 4_000_000, SchedFeatures::default())
+    }
+
+    fn two_with(features: &str) -> Eevdf {
+        Eevdf::new(2, 4_000_000, SchedFeatures::parse(features).unwrap())
     }
 
     #[test]
@@ -447,5 +471,95 @@ mod tests {
         assert_eq!(q.ents[2].deadline - q.ents[2].vruntime, 8_075);
         q.ents[2].vruntime -= 10_000_000;
         assert_eq!(q.lag(2), 46_146);
+    }
+
+    /// Tasks 0 and 1 queued at 0, task 0 running until `until_ns`.
+    fn task_0_ran_while_1_waited(features: &str, until_ns: Ns) -> Eevdf {
+        let mut q = two_with(features);
+        q.enqueue(0, 0);
+        q.enqueue(1, 0);
+        q.set_next(0, 0);
+        q.update_curr(0, until_ns);
+        q
+    }
+
+    /// Task 1 waits 300 µs while task 0 runs, then runs 100 µs and sleeps
+    /// eligible with 100 µs of lag (V 300, v 200); task 0 keeps running
+    /// 100 µs and task 1 wakes at 500 µs.
+    fn sleeper_wakes(features: &str) -> Eevdf {
+        let mut q = task_0_ran_while_1_waited(features, 300_000);
+        q.put_prev(0);
+        q.set_next(1, 300_000);
+        q.update_curr(1, 400_000);
+        q.dequeue_sleep(1);
+        assert!(!q.ents[1].on_rq, "left eligible");
+        q.set_next(0, 400_000);
+        q.update_curr(0, 500_000);
+        q.enqueue(1, 500_000);
+        q
+    }
+
+    #[test]
+    fn place_lag_keeps_the_sleepers_lag_and_no_place_lag_puts_it_at_v() {
+        let mut q = sleeper_wakes("");
+        assert!(q.avg_vruntime() - q.ents[1].vruntime > 0, "owed CPU");
+        let mut q = sleeper_wakes("NO_PLACE_LAG");
+        let v_before = q.ents[0].vruntime; // alone on the queue: V was its v
+        assert_eq!(q.ents[1].vruntime, v_before);
+        assert_eq!(q.avg_vruntime() - q.ents[1].vruntime, 0);
+        assert_eq!(
+            q.ents[1].deadline - q.ents[1].vruntime,
+            BASE_SLICE_NS as i64
+        );
+    }
+
+    #[test]
+    fn no_delay_dequeue_lets_a_non_eligible_sleeper_leave_with_negative_lag() {
+        for (f, delayed) in [("", true), ("NO_DELAY_DEQUEUE", false)] {
+            let mut q = task_0_ran_while_1_waited(f, 300_000);
+            q.dequeue_sleep(0);
+            assert_eq!(q.ents[0].delayed, delayed, "{f}");
+            assert_eq!(q.ents[0].on_rq, delayed, "{f}");
+            if !delayed {
+                assert_eq!(q.ents[0].vlag, -150_000);
+            }
+        }
+    }
+
+    #[test]
+    fn no_run_to_parity_drops_the_protection_and_no_wakeup_preemption_never_preempts() {
+        // task 0 runs alone 100 µs; kblockd's nice -20 kworker wakes at V,
+        // with a deadline 8 µs (virtual) away: task 0, eligible, keeps its
+        // CPU only while its request is protected
+        for (f, preempts) in [("", false), ("NO_RUN_TO_PARITY", true)] {
+            let mut q = two_with(f);
+            q.add(NICE_M20_WEIGHT);
+            q.enqueue(0, 0);
+            q.set_next(0, 0);
+            q.enqueue(2, 100_000);
+            assert!(q.eligible(0));
+            assert_eq!(q.wakeup_preempts(2, 0, 100_000), preempts, "{f}");
+        }
+        assert!(sleeper_wakes("").wakeup_preempts(1, 0, 500_000));
+        assert!(!sleeper_wakes("NO_WAKEUP_PREEMPTION").wakeup_preempts(1, 0, 500_000));
+        // at V, the sleeper no longer beats the eligible, protected task 0
+        assert!(!sleeper_wakes("NO_PLACE_LAG").wakeup_preempts(1, 0, 500_000));
+    }
+
+    #[test]
+    fn a_request_used_up_at_a_wake_up_reschedules_even_when_another_task_is_picked() {
+        for f in ["", "NO_WAKEUP_PREEMPTION"] {
+            let mut q = two_with(f);
+            q.add(NICE_0_WEIGHT);
+            q.enqueue(0, 0);
+            q.enqueue(1, 0);
+            q.set_next(0, 0);
+            // task 0 ran 0.8 ms, past its 0.7 ms deadline, when task 2 wakes;
+            // pick_eevdf would choose the waiting task 1 (earliest deadline),
+            // not task 2, but the enqueue's update_curr reschedules task 0
+            q.enqueue(2, 800_000);
+            assert!(q.wakeup_preempts(2, 0, 800_000), "{f}");
+            assert_eq!(q.pick_next(Some(0)), Some(1));
+        }
     }
 }

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod cpu;
 pub mod cpus;
 pub mod eevdf;
+pub mod sched_features;
 pub mod engine;
 pub mod fair;
 pub mod kerr;

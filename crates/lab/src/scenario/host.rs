@@ -5,6 +5,7 @@
 
 use blklab_core::sim::background::{Background, StallDist};
 use blklab_core::sim::cpus::HostCpus;
+use blklab_core::sim::sched_features::SchedFeatures;
 use blklab_core::CpuCosts;
 use serde::Deserialize;
 use toml::Spanned;
@@ -28,6 +29,9 @@ pub(super) struct RawHost {
     /// A woken kernel thread preempts the fio task on its CPU (CFS wake-up
     /// preemption; default false).
     wakeup_preempt: Option<Spanned<toml::Value>>,
+    /// The fair class's feature toggles in the kernel's syntax
+    /// ("NO_PLACE_LAG NO_RUN_TO_PARITY"; `blklab_core::sim::sched_features`).
+    sched_features: Option<Spanned<toml::Value>>,
     /// Background work (`blklab_core::sim::background`): the mean time
     /// between stalls of one CPU, a stall's (mean) length, and how the
     /// length is drawn ("exp", the default, or "fixed"). Off by default.
@@ -224,6 +228,21 @@ impl Builder<'_> {
                         .unwrap_or(false),
                 },
             },
+            features: match &h.sched_features {
+                None => SchedFeatures::default(),
+                Some(v) => {
+                    let parsed = match v.get_ref() {
+                        toml::Value::String(s) => SchedFeatures::parse(s),
+                        other => Err(format!("{other}: expected a string of feature names")),
+                    };
+                    match parsed {
+                        Ok(f) => f,
+                        Err(e) => self
+                            .err(&v.span(), format!("host.sched_features = {e}"))
+                            .unwrap_or_default(),
+                    }
+                }
+            },
             // (with cpus = 0 the keys are refused below, once)
             background: if nr > 0 {
                 self.background(h)
@@ -242,6 +261,7 @@ impl Builder<'_> {
                 ("timer_ns", &h.timer_ns),
                 ("timer_tail_ns", &h.timer_tail_ns),
                 ("wakeup_preempt", &h.wakeup_preempt),
+                ("sched_features", &h.sched_features),
                 ("stall_interval_ns", &h.stall_interval_ns),
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
@@ -382,6 +402,21 @@ mod tests {
                     "t.toml:3:18",
                     "host.wakeup_preempt = 1: expected true or false",
                 ],
+            ),
+            (
+                "[host]\ncpus = 1\nsched_features = \"NO_PLACE_LAGG\"\n",
+                &[
+                    "t.toml:3:18",
+                    "host.sched_features = 'NO_PLACE_LAGG': unknown scheduler feature",
+                ],
+            ),
+            (
+                "[host]\ncpus = 1\nsched_features = \"NO_PREEMPT_SHORT\"\n",
+                &["t.toml:3:18", "PREEMPT_SHORT is not mirrored"],
+            ),
+            (
+                "[host]\nsched_features = \"NO_PLACE_LAG\"\n",
+                &["t.toml:2:18", "host.sched_features needs cpus > 0"],
             ),
             (
                 "[host]\nwakeup_preempt = true\n",
