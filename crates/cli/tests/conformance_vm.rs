@@ -75,7 +75,10 @@ fn a_local_kernel_is_checked_before_anything_runs() {
     let o = blklab(&["conformance", "--kconfig-fragment"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let f = stdout(&o);
-    assert!(f.contains("CONFIG_BLK_CGROUP_IOCOST=y") && f.contains("CONFIG_BLK_DEV_LOOP=y"), "{f}");
+    assert!(
+        f.contains("CONFIG_BLK_CGROUP_IOCOST=y") && f.contains("CONFIG_BLK_DEV_LOOP=y"),
+        "{f}"
+    );
 }
 
 #[test]

@@ -427,8 +427,12 @@ mod tests {
         assert_eq!(local_profile("6.13").unwrap(), "6.12");
         assert_eq!(local_profile("6.11").unwrap(), "6.1");
         assert_eq!(local_profile("7.2").unwrap(), "6.18");
-        assert!(local_profile("5.15").unwrap_err().contains("no kernel profile at or before 5.15"));
-        assert!(local_profile("six").unwrap_err().contains("not MAJOR.MINOR"));
+        assert!(local_profile("5.15")
+            .unwrap_err()
+            .contains("no kernel profile at or before 5.15"));
+        assert!(local_profile("six")
+            .unwrap_err()
+            .contains("not MAJOR.MINOR"));
     }
 
     fn dev7() -> SimDevice {

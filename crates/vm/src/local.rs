@@ -77,8 +77,12 @@ pub fn load(dir: &Path) -> Result<Kernel> {
             IMAGES.join(", ")
         ))
     })?;
-    let config_path = find(CONFIGS)
-        .ok_or_else(|| bad(format!("no kernel config: looked for {}", CONFIGS.join(", "))))?;
+    let config_path = find(CONFIGS).ok_or_else(|| {
+        bad(format!(
+            "no kernel config: looked for {}",
+            CONFIGS.join(", ")
+        ))
+    })?;
     let release = image_release(&image).map_err(|e| bad(format!("{}: {e}", image.display())))?;
     let text = std::fs::read_to_string(&config_path)
         .map_err(|e| VmError::io(format!("reading {}", config_path.display()), e))?;
@@ -189,11 +193,17 @@ mod tests {
         assert_eq!(release_from_header(&h).unwrap(), "6.12.0-rc3-iocost-fix+");
         let mut plain = h.clone();
         plain[0x202] = b'X';
-        assert!(release_from_header(&plain).unwrap_err().contains("not an x86 bzImage"));
-        assert!(release_from_header(&h[..0x100]).unwrap_err().contains("HdrS"));
+        assert!(release_from_header(&plain)
+            .unwrap_err()
+            .contains("not an x86 bzImage"));
+        assert!(release_from_header(&h[..0x100])
+            .unwrap_err()
+            .contains("HdrS"));
         let mut far = header("6.1.0 x");
         far[0x20e..0x210].copy_from_slice(&0x7000u16.to_le_bytes());
-        assert!(release_from_header(&far).unwrap_err().contains("past the setup code"));
+        assert!(release_from_header(&far)
+            .unwrap_err()
+            .contains("past the setup code"));
         assert!(release_from_header(&header("garbage"))
             .unwrap_err()
             .contains("names no release"));
@@ -238,10 +248,16 @@ mod tests {
     fn a_missing_image_or_config_is_named() {
         let d = tempfile::tempdir().unwrap();
         let e = load(d.path()).unwrap_err().to_string();
-        assert!(e.contains("no kernel image") && e.contains("arch/x86/boot/bzImage"), "{e}");
+        assert!(
+            e.contains("no kernel image") && e.contains("arch/x86/boot/bzImage"),
+            "{e}"
+        );
         std::fs::write(d.path().join("vmlinuz"), header("6.6.1 #1")).unwrap();
         let e = load(d.path()).unwrap_err().to_string();
-        assert!(e.contains("no kernel config: looked for .config, config"), "{e}");
+        assert!(
+            e.contains("no kernel config: looked for .config, config"),
+            "{e}"
+        );
         std::fs::write(d.path().join("config"), good_config()).unwrap();
         std::fs::write(d.path().join("vmlinuz"), b"\x7fELF not a bzImage").unwrap();
         let e = load(d.path()).unwrap_err().to_string();

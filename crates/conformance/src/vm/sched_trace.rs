@@ -406,7 +406,8 @@ pub fn describe(rep: u32, s: &Split) -> String {
 fn median_us(ns: &[u64]) -> f64 {
     let mut v = ns.to_vec();
     v.sort_unstable();
-    v.get((v.len().max(1) - 1) / 2).map_or(f64::NAN, |n| *n as f64 / 1e3)
+    v.get((v.len().max(1) - 1) / 2)
+        .map_or(f64::NAN, |n| *n as f64 / 1e3)
 }
 
 #[cfg(test)]
@@ -534,6 +535,10 @@ mod tests {
         assert_eq!((s.fio_preempted, s.fio_preempted_done), (1, 1));
         // kblockd dispatches here: fio is switched out for it before any
         // request of its own is issued, so no way-back gap is seen
-        assert!(s.issue_to_switch_ns.is_empty(), "{:?}", s.issue_to_switch_ns);
+        assert!(
+            s.issue_to_switch_ns.is_empty(),
+            "{:?}",
+            s.issue_to_switch_ns
+        );
     }
 }

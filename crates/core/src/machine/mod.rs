@@ -60,9 +60,13 @@ impl Sim {
     fn build(cfg: SimConfig, trace: Tracer, plan: Vec<PhaseSpec>) -> Result<Sim, SetupError> {
         if cfg.cpu.cpus.nr > 0 {
             let fair = cfg.switches.get("sched.fair");
-            cfg.cpu.cpus.features.check_for(fair).map_err(|e| SetupError::Host {
-                msg: format!("sched_features {e}"),
-            })?;
+            cfg.cpu
+                .cpus
+                .features
+                .check_for(fair)
+                .map_err(|e| SetupError::Host {
+                    msg: format!("sched_features {e}"),
+                })?;
         }
         let mut devs = Vec::new();
         let lowers = resolve_stacking(&cfg.devices).map_err(|e| SetupError::Device {

@@ -248,8 +248,18 @@ fn model_spec(v: &toml::Value) -> Result<ModelSpec, String> {
     let mut params = t.clone();
     let kind = match params.remove("kind") {
         Some(toml::Value::String(k)) => k,
-        Some(other) => return Err(format!("kind: expected a string, found {}", other.type_str())),
-        None => return Err(format!("missing `kind` (one of {})", ModelSpec::KINDS.join(", "))),
+        Some(other) => {
+            return Err(format!(
+                "kind: expected a string, found {}",
+                other.type_str()
+            ))
+        }
+        None => {
+            return Err(format!(
+                "missing `kind` (one of {})",
+                ModelSpec::KINDS.join(", ")
+            ))
+        }
     };
     if !ModelSpec::KINDS.contains(&kind.as_str()) {
         return Err(format!(
