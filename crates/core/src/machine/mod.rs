@@ -238,8 +238,7 @@ impl Sim {
                 cpu: cfg.cpu,
                 cpus: crate::sim::cpus::Cpus::new(
                     crate::sim::cpus::HostCpus {
-                        eevdf: cfg.switches.is("sched.fair", "eevdf"),
-                        cfs_vruntime: cfg.switches.is("sched.fair", "cfs-vruntime"),
+                        fair: crate::sim::cpus::FairModel::of(cfg.switches.get("sched.fair")),
                         tick_ns: cfg.hz.ns_per_jiffy(),
                         ..cfg.cpu.cpus
                     },

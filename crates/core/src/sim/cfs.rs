@@ -80,21 +80,27 @@ pub struct Cfs {
     feat: SchedFeatures,
 }
 
-impl Cfs {
-    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks,
-    /// with features `feat`.
-    pub fn new(nr: usize, tick_ns: Ns, feat: SchedFeatures) -> Cfs {
-        let e = Entity {
-            weight: NICE_0_WEIGHT,
+impl Entity {
+    /// A task of `weight` that has not run: virtual runtime 0, asleep.
+    fn new(weight: u64) -> Entity {
+        Entity {
+            weight,
             vruntime: 0,
             on_rq: false,
             running: false,
             exec_start: 0,
             picked_at: 0,
             tick_seen: 0,
-        };
+        }
+    }
+}
+
+impl Cfs {
+    /// `nr` nice-0 tasks (the fio jobs) on a kernel of `tick_ns` ticks,
+    /// with features `feat`.
+    pub fn new(nr: usize, tick_ns: Ns, feat: SchedFeatures) -> Cfs {
         Cfs {
-            ents: vec![e; nr],
+            ents: vec![Entity::new(NICE_0_WEIGHT); nr],
             min_vruntime: 0,
             tick_ns: tick_ns.max(1),
             feat,
@@ -151,10 +157,7 @@ impl crate::sim::fair::FairClass for Cfs {
         Box::new(self.clone())
     }
     fn add(&mut self, weight: u64) {
-        self.ents.push(Entity {
-            weight,
-            ..Cfs::new(1, 1, SchedFeatures::default()).ents[0]
-        });
+        self.ents.push(Entity::new(weight));
     }
 
     /// Mirrors `update_curr`, then, the first time after each tick

@@ -72,14 +72,9 @@ pub struct HostCpus {
     /// scheduler's dispatch and the driver's `queue_rq`), beside the
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
-    /// The fair class chooses tasks as EEVDF does (switch `sched.fair =
-    /// eevdf`, `sim::eevdf`) instead of the FIFO run queue with CFS's
-    /// slice; `tick_ns` is the kernel's tick (its lag bound's floor).
-    pub eevdf: bool,
-    /// The fair class chooses tasks as CFS does with virtual runtimes
-    /// (switch `sched.fair = cfs-vruntime`, `sim::cfs`); ignored with
-    /// `eevdf`.
-    pub cfs_vruntime: bool,
+    /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
+    /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).
+    pub fair: FairModel,
     pub tick_ns: Ns,
     /// The fair class's `sched_feat()` toggles (`[host] sched_features`;
     /// default: the kernel's, every mirrored feature on).
@@ -89,6 +84,29 @@ pub struct HostCpus {
     /// the block layer to user space, at whose end a pending reschedule is
     /// taken. 0: the bio is the call's last work.
     pub submit_return_ns: Ns,
+}
+
+/// The fair class's model (switch `sched.fair`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FairModel {
+    /// `cfs`: the FIFO run queue with CFS's slice (no virtual runtimes).
+    #[default]
+    Fifo,
+    /// `cfs-vruntime`: CFS with virtual runtimes (`sim::cfs`).
+    CfsVruntime,
+    /// `eevdf`: EEVDF (`sim::eevdf`).
+    Eevdf,
+}
+
+impl FairModel {
+    /// The model a `sched.fair` value names (`cfs` and anything else: FIFO).
+    pub fn of(value: &str) -> FairModel {
+        match value {
+            "eevdf" => FairModel::Eevdf,
+            "cfs-vruntime" => FairModel::CfsVruntime,
+            _ => FairModel::Fifo,
+        }
+    }
 }
 
 impl HostCpus {
@@ -220,10 +238,11 @@ impl Cpus {
             runq: VecDeque::new(),
             rng: Rng::stream(seed, "host/cpus"),
             bg: Stalls::new(cfg.background, cfg.nr, seed),
-            fair: match (cfg.nr > 0, cfg.eevdf, cfg.cfs_vruntime) {
-                (false, ..) | (true, false, false) => None,
-                (true, true, _) => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns, cfg.features))),
-                (true, false, true) => {
+            fair: match cfg.fair {
+                _ if cfg.nr == 0 => None,
+                FairModel::Fifo => None,
+                FairModel::Eevdf => Some(Box::new(Eevdf::new(nr_tasks, cfg.tick_ns, cfg.features))),
+                FairModel::CfsVruntime => {
                     Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns, cfg.features)))
                 }
             },
@@ -706,7 +725,7 @@ mod tests {
         let mut h = Cpus::new(
             HostCpus {
                 wakeup_preempt: true,
-                eevdf: true,
+                fair: FairModel::Eevdf,
                 tick_ns: 4_000_000,
                 ..host(1).cfg
             },

@@ -40,7 +40,7 @@
 //! time included; equal requests for every task (no custom slices, so no
 //! PREEMPT_SHORT); no NEXT_BUDDY (off in 6.12).
 
-use crate::sim::fair::{charge_to, vdelta};
+use crate::sim::fair::{charge_to, vdelta, FairClass};
 use crate::sim::sched_features::{Feature, SchedFeatures};
 use crate::sim::time::Ns;
 
@@ -111,26 +111,6 @@ impl Eevdf {
             tick_ns: tick_ns.max(1),
             feat,
         }
-    }
-
-    /// A kernel thread of `weight` (numbered after the earlier tasks).
-    pub fn add(&mut self, weight: u64) {
-        self.ents.push(Entity::new(weight));
-    }
-
-    /// Mirrors `update_curr`: charge running task `t`'s CPU time up to
-    /// `now` to its virtual runtime; true when that used up its request
-    /// (`update_deadline`: it gets the next deadline) while others are on
-    /// the queue (the caller reschedules it).
-    pub fn update_curr(&mut self, t: u32, now: Ns) -> bool {
-        self.charge(now);
-        let others = self.nr_running() > 1;
-        let e = &mut self.ents[t as usize];
-        if !e.running || e.vruntime < e.deadline {
-            return false;
-        }
-        e.deadline = e.vruntime + vdelta(BASE_SLICE_NS, e.weight);
-        others
     }
 
     /// The running tasks' CPU time up to `now`, charged to their virtual
@@ -204,61 +184,6 @@ impl Eevdf {
         e.deadline = v + vdelta(BASE_SLICE_NS, e.weight);
     }
 
-    /// Task `t` is woken at `now` (`enqueue_task_fair`): a delayed task is
-    /// requeued where it is (`requeue_delayed_entity`; placed afresh at V
-    /// if its lag turned positive, DELAY_ZERO), any other is placed.
-    pub fn enqueue(&mut self, t: u32, now: Ns) {
-        self.charge(now);
-        let e = self.ents[t as usize];
-        if e.delayed {
-            let lag = self.lag(t);
-            let e = &mut self.ents[t as usize];
-            e.delayed = false;
-            if lag > 0 && self.feat.on(Feature::DelayZero) {
-                e.on_rq = false;
-                e.vlag = 0;
-                self.place(t);
-                self.ents[t as usize].on_rq = true;
-            }
-            return;
-        }
-        if e.on_rq {
-            return;
-        }
-        self.place(t);
-        self.ents[t as usize].on_rq = true;
-    }
-
-    /// Task `t` sleeps (`dequeue_entity` with DEQUEUE_SLEEP): it leaves the
-    /// queue with its lag, or, not eligible, stays on it delayed
-    /// (DELAY_DEQUEUE).
-    pub fn dequeue_sleep(&mut self, t: u32) {
-        self.ents[t as usize].running = false;
-        self.ents[t as usize].protect = None;
-        if self.feat.on(Feature::DelayDequeue) && !self.eligible(t) {
-            self.ents[t as usize].delayed = true;
-            return;
-        }
-        self.ents[t as usize].vlag = self.lag(t);
-        self.ents[t as usize].on_rq = false;
-    }
-
-    /// Task `t` gives its CPU up but stays runnable (`put_prev_entity`).
-    pub fn put_prev(&mut self, t: u32) {
-        self.ents[t as usize].running = false;
-        self.ents[t as usize].protect = None;
-    }
-
-    /// Mirrors `set_next_entity`: task `t` gets a CPU at `now`; RUN_TO_PARITY
-    /// protects the request it was picked with.
-    pub fn set_next(&mut self, t: u32, now: Ns) {
-        let parity = self.feat.on(Feature::RunToParity);
-        let e = &mut self.ents[t as usize];
-        e.running = true;
-        e.exec_start = now;
-        e.protect = parity.then_some(e.deadline);
-    }
-
     /// Mirrors `pick_eevdf`: the task to run among the waiting ones, the
     /// delayed ones and `curr` (the running task of the CPU deciding, if
     /// any).
@@ -292,13 +217,95 @@ impl Eevdf {
             (b, _) => b,
         }
     }
+}
+
+/// The interface `sim::cpus` uses.
+impl FairClass for Eevdf {
+    fn clone_box(&self) -> Box<dyn FairClass> {
+        Box::new(self.clone())
+    }
+
+    /// A kernel thread of `weight` (numbered after the earlier tasks).
+    fn add(&mut self, weight: u64) {
+        self.ents.push(Entity::new(weight));
+    }
+
+    /// Mirrors `update_curr`: charge running task `t`'s CPU time up to
+    /// `now` to its virtual runtime; true when that used up its request
+    /// (`update_deadline`: it gets the next deadline) while others are on
+    /// the queue (the caller reschedules it).
+    fn update_curr(&mut self, t: u32, now: Ns) -> bool {
+        self.charge(now);
+        let others = self.nr_running() > 1;
+        let e = &mut self.ents[t as usize];
+        if !e.running || e.vruntime < e.deadline {
+            return false;
+        }
+        e.deadline = e.vruntime + vdelta(BASE_SLICE_NS, e.weight);
+        others
+    }
+
+    /// Task `t` is woken at `now` (`enqueue_task_fair`): a delayed task is
+    /// requeued where it is (`requeue_delayed_entity`; placed afresh at V
+    /// if its lag turned positive, DELAY_ZERO), any other is placed.
+    fn enqueue(&mut self, t: u32, now: Ns) {
+        self.charge(now);
+        let e = self.ents[t as usize];
+        if e.delayed {
+            let lag = self.lag(t);
+            let e = &mut self.ents[t as usize];
+            e.delayed = false;
+            if lag > 0 && self.feat.on(Feature::DelayZero) {
+                e.on_rq = false;
+                e.vlag = 0;
+                self.place(t);
+                self.ents[t as usize].on_rq = true;
+            }
+            return;
+        }
+        if e.on_rq {
+            return;
+        }
+        self.place(t);
+        self.ents[t as usize].on_rq = true;
+    }
+
+    /// Task `t` sleeps (`dequeue_entity` with DEQUEUE_SLEEP): it leaves the
+    /// queue with its lag, or, not eligible, stays on it delayed
+    /// (DELAY_DEQUEUE).
+    fn dequeue_sleep(&mut self, t: u32) {
+        self.ents[t as usize].running = false;
+        self.ents[t as usize].protect = None;
+        if self.feat.on(Feature::DelayDequeue) && !self.eligible(t) {
+            self.ents[t as usize].delayed = true;
+            return;
+        }
+        self.ents[t as usize].vlag = self.lag(t);
+        self.ents[t as usize].on_rq = false;
+    }
+
+    /// Task `t` gives its CPU up but stays runnable (`put_prev_entity`).
+    fn put_prev(&mut self, t: u32) {
+        self.ents[t as usize].running = false;
+        self.ents[t as usize].protect = None;
+    }
+
+    /// Mirrors `set_next_entity`: task `t` gets a CPU at `now`; RUN_TO_PARITY
+    /// protects the request it was picked with.
+    fn set_next(&mut self, t: u32, now: Ns) {
+        let parity = self.feat.on(Feature::RunToParity);
+        let e = &mut self.ents[t as usize];
+        e.running = true;
+        e.exec_start = now;
+        e.protect = parity.then_some(e.deadline);
+    }
 
     /// Whether the wake-up of task `t` reschedules `curr`: the enqueue's
     /// `update_curr` (charging `curr` up to `now`) reschedules it when that
     /// used up its request, whatever the features; then
     /// `check_preempt_wakeup_fair` (WAKEUP_PREEMPTION) when `pick_eevdf`
     /// would choose `t`.
-    pub fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
+    fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
         let used_up = self.update_curr(curr, now);
         if !self.feat.on(Feature::WakeupPreemption) {
             return used_up;
@@ -314,7 +321,7 @@ impl Eevdf {
     /// Simplified: with several CPUs on the one queue, the eligible tasks
     /// may all be running elsewhere; a free CPU then takes the waiting task
     /// with the earliest deadline.
-    pub fn pick_next(&mut self, curr: Option<u32>) -> Option<u32> {
+    fn pick_next(&mut self, curr: Option<u32>) -> Option<u32> {
         loop {
             let p = match self.pick_eevdf(curr) {
                 Some(p) => p,
@@ -339,38 +346,6 @@ impl Eevdf {
             e.delayed = false;
             e.on_rq = false;
         }
-    }
-}
-
-/// The interface `sim::cpus` uses; each operation is the method above of
-/// the same name.
-impl crate::sim::fair::FairClass for Eevdf {
-    fn clone_box(&self) -> Box<dyn crate::sim::fair::FairClass> {
-        Box::new(self.clone())
-    }
-    fn add(&mut self, weight: u64) {
-        Eevdf::add(self, weight)
-    }
-    fn update_curr(&mut self, t: u32, now: Ns) -> bool {
-        Eevdf::update_curr(self, t, now)
-    }
-    fn enqueue(&mut self, t: u32, now: Ns) {
-        Eevdf::enqueue(self, t, now)
-    }
-    fn dequeue_sleep(&mut self, t: u32) {
-        Eevdf::dequeue_sleep(self, t)
-    }
-    fn put_prev(&mut self, t: u32) {
-        Eevdf::put_prev(self, t)
-    }
-    fn set_next(&mut self, t: u32, now: Ns) {
-        Eevdf::set_next(self, t, now)
-    }
-    fn wakeup_preempts(&mut self, t: u32, curr: u32, now: Ns) -> bool {
-        Eevdf::wakeup_preempts(self, t, curr, now)
-    }
-    fn pick_next(&mut self, curr: Option<u32>) -> Option<u32> {
-        Eevdf::pick_next(self, curr)
     }
 }
 

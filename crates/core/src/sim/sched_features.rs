@@ -17,7 +17,8 @@
 //! Other kernel features (PREEMPT_SHORT, NEXT_BUDDY, PLACE_DEADLINE_INITIAL,
 //! ...) are refused by name: the models have no mechanism they switch.
 
-/// One mirrored feature.
+/// One mirrored feature; its discriminant is its row in `MIRRORED` and its
+/// bit in `SchedFeatures`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feature {
     PlaceLag,
@@ -88,7 +89,7 @@ pub struct SchedFeatures {
 
 impl SchedFeatures {
     fn bit(f: Feature) -> u8 {
-        1 << MIRRORED.iter().position(|m| m.1 == f).unwrap_or(0)
+        1 << f as u8
     }
 
     /// Whether `f` is on (`sched_feat(f)`).
@@ -162,6 +163,13 @@ impl SchedFeatures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_feature_is_its_own_row_of_the_table() {
+        for (i, m) in MIRRORED.iter().enumerate() {
+            assert_eq!(m.1 as usize, i, "{}", m.0);
+        }
+    }
 
     #[test]
     fn default_is_all_on_and_no_turns_off() {
