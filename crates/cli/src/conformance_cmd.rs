@@ -48,16 +48,17 @@ fn kernels_of(name: &str) -> Result<Vec<String>, String> {
             .map(String::from)
             .collect()),
         k if vms.contains(&k) => Ok(vec![k.to_string()]),
-        // checked (image, config, release) before anything runs
-        k if blklab_vm::local::dir_of(k).is_some() => {
-            let dir = blklab_vm::local::dir_of(k).unwrap_or(std::path::Path::new(""));
-            blklab_vm::local::load(dir).map_err(|e| e.to_string())?;
-            Ok(vec![k.to_string()])
-        }
-        k => Err(format!(
-            "unknown kernel '{k}' (known: host, {}, all, or local:DIR for a kernel you built; `--list-kernels` shows them)",
-            vms.join(", ")
-        )),
+        k => match blklab_vm::local::dir_of(k) {
+            // checked (image, config, release) before anything runs
+            Some(dir) => {
+                blklab_vm::local::read(dir).map_err(|e| e.to_string())?;
+                Ok(vec![k.to_string()])
+            }
+            None => Err(format!(
+                "unknown kernel '{k}' (known: host, {}, all, or local:DIR for a kernel you built; `--list-kernels` shows them)",
+                vms.join(", ")
+            )),
+        },
     }
 }
 

@@ -139,8 +139,8 @@ pub fn profile_switches(name: &str) -> Result<Vec<(String, String)>, String> {
     // a local kernel's, the profile nearest its image's release.
     let series = match blklab_vm::local::dir_of(name) {
         Some(dir) => {
-            let k = blklab_vm::local::load(dir).map_err(|e| e.to_string())?;
-            Some(local_profile(&k.pin.series())?)
+            let t = blklab_vm::local::read(dir).map_err(|e| e.to_string())?;
+            Some(local_profile(&t.series())?)
         }
         None => blklab_vm::kernels::pin(name).map(|p| p.series()).ok(),
     };

@@ -10,7 +10,8 @@ use crate::kernels::{self, Kernel};
 use crate::local;
 
 /// The kernel `name`, fetched into `cache_dir` if it is not there yet, and
-/// verified (a `local:DIR` name: that kernel, checked). Concurrent callers are serialised by a lock file in the cache.
+/// verified (a `local:DIR` name: that kernel, checked). Concurrent callers
+/// are serialised by a lock file in the cache.
 pub fn ensure(name: &str, cache_dir: &Path) -> Result<Kernel> {
     if let Some(dir) = local::dir_of(name) {
         return local::load(dir);

@@ -45,12 +45,22 @@ impl KernelPin {
     /// The kernel series, `major.minor` of the release (e.g. `6.1`): the
     /// simulator's kernel profile for it.
     pub fn series(&self) -> String {
-        self.release
-            .split(['.', '-', '+'])
-            .take(2)
-            .collect::<Vec<_>>()
-            .join(".")
+        series_of(self.release)
     }
+}
+
+/// The series of a release (`uname -r`): its `major.minor`.
+pub fn series_of(release: &str) -> String {
+    release
+        .split(['.', '-', '+'])
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
+/// CONFIG_HZ of a parsed config.
+pub fn config_hz(config: &BTreeMap<String, String>) -> Option<u32> {
+    config.get("CONFIG_HZ").and_then(|v| v.parse().ok())
 }
 
 /// The Debian source package of 6.1 the built kernels use: bookworm's, the
@@ -220,7 +230,7 @@ impl Kernel {
 
     /// CONFIG_HZ.
     pub fn hz(&self) -> Option<u32> {
-        self.config.get("CONFIG_HZ").and_then(|v| v.parse().ok())
+        config_hz(&self.config)
     }
 }
 

@@ -12,12 +12,13 @@
 //! `make ARCH=x86_64 KCONFIG_ALLCONFIG=blklab.config allnoconfig` with the
 //! fragment `blklab conformance --kconfig-fragment` prints.
 
+use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Result, VmError};
 use crate::kconfig;
-use crate::kernels::{Kernel, KernelPin};
+use crate::kernels::{self, Kernel, KernelPin};
 use crate::kmod::{self, Tristate};
 
 /// What a kernel name starts with to name a local kernel.
@@ -60,9 +61,32 @@ pub fn dir_of(name: &str) -> Option<&Path> {
     name.strip_prefix(PREFIX).map(Path::new)
 }
 
-/// The kernel `local:DIR`: its image and config read and checked, ready to
-/// boot.
-pub fn load(dir: &Path) -> Result<Kernel> {
+/// A local build tree as read and checked: what `load` boots, and what the
+/// simulator's side needs before any boot (series, HZ), without making a
+/// kernel of it.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub image: PathBuf,
+    /// `uname -r`, from the image's boot header.
+    pub release: String,
+    /// The tree's .config, parsed.
+    pub config: BTreeMap<String, String>,
+}
+
+impl Tree {
+    /// The series of its release (`major.minor`).
+    pub fn series(&self) -> String {
+        kernels::series_of(&self.release)
+    }
+
+    /// CONFIG_HZ.
+    pub fn hz(&self) -> Option<u32> {
+        kernels::config_hz(&self.config)
+    }
+}
+
+/// The tree `local:DIR`: its image and config found, read and checked.
+pub fn read(dir: &Path) -> Result<Tree> {
     let bad = |reason: String| VmError::BadLocal {
         dir: dir.to_path_buf(),
         reason,
@@ -96,34 +120,44 @@ pub fn load(dir: &Path) -> Result<Kernel> {
             kconfig::describe_mismatches(&lacking)
         )));
     }
-    let name = format!("{PREFIX}{}", dir.display());
+    Ok(Tree {
+        image,
+        release,
+        config,
+    })
+}
+
+/// The kernel `local:DIR`, ready to boot (`read`, then its pin).
+pub fn load(dir: &Path) -> Result<Kernel> {
+    let t = read(dir)?;
     let pin = KernelPin {
-        name: leak(name),
+        name: leak(format!("{PREFIX}{}", dir.display())),
         package: "local-build",
-        version: leak(release.clone()),
+        version: leak(t.release.clone()),
         deb_sha256: "",
         suite: "",
-        release: leak(release),
+        release: leak(t.release),
         build: None,
     };
     Ok(Kernel {
         pin,
         dir: dir.to_path_buf(),
-        vmlinuz: image,
-        config,
+        vmlinuz: t.image,
+        config: t.config,
         modules: Vec::new(),
     })
 }
 
 /// A `KernelPin` holds `'static` names (the registry's are constants); a
-/// local kernel's are made once per `load` and live for the process.
+/// local kernel's are made by `load`, once per boot (the simulator's side
+/// uses `read`), and live for the process.
 fn leak(s: String) -> &'static str {
     Box::leak(s.into_boxed_str())
 }
 
 /// The fragment's symbols a local kernel must have as the fragment sets
 /// them, with what it has: (symbol, wanted, found).
-fn lacking(config: &std::collections::BTreeMap<String, String>) -> Vec<(String, String, String)> {
+fn lacking(config: &BTreeMap<String, String>) -> Vec<(String, String, String)> {
     kmod::parse_config(kconfig::FRAGMENT)
         .into_iter()
         .filter(|(sym, want)| want == "y" && !FREE.contains(&sym.as_str()))

@@ -52,9 +52,9 @@ pub fn kernel_names() -> Vec<&'static str> {
 /// `local:` kernel's in its config, the stock kernels are HZ=250.
 pub fn sim_hz(name: &str) -> u32 {
     if let Some(dir) = blklab_vm::local::dir_of(name) {
-        return blklab_vm::local::load(dir)
+        return blklab_vm::local::read(dir)
             .ok()
-            .and_then(|k| k.hz())
+            .and_then(|t| t.hz())
             .unwrap_or(crate::sim::DEFAULT_HZ);
     }
     blklab_vm::kernels::pin(name)
