@@ -19,7 +19,7 @@
 //! with the same sector (a loop device maps sectors one to one); one whose
 //! upper request was issued before the window is counted under `?`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::sched_trace::parse_trace;
 
@@ -64,12 +64,12 @@ pub fn slices(
     let ev = parse_trace(trace)?;
     let mut group_of: BTreeMap<u64, &str> = BTreeMap::new();
     // the kworkers inside the dispatch work
-    let mut dispatching: BTreeMap<u32, bool> = BTreeMap::new();
+    let mut dispatching: BTreeSet<u32> = BTreeSet::new();
     let mut out: Vec<Slice> = Vec::new();
     for e in &ev {
         match e.name {
             "workqueue_execute_start" if e.fields.ends_with(DISPATCH_FN) => {
-                dispatching.insert(e.pid, true);
+                dispatching.insert(e.pid);
                 // one work item per slice start; a second run in the same
                 // slice (more bios than one pass dispatches) joins it
                 if out.last().is_none_or(|s| !s.direct.is_empty()) {
@@ -100,7 +100,7 @@ pub fn slices(
                         .copied()
                         .unwrap_or(UNKNOWN)
                         .to_string();
-                    if dispatching.contains_key(&e.pid) {
+                    if dispatching.contains(&e.pid) {
                         *s.released.entry(g).or_insert(0) += 1;
                     } else {
                         *s.direct.entry(g.clone()).or_insert(0) += 1;
