@@ -583,7 +583,10 @@ mod tests {
         assert_eq!(devs.len(), 2, "{t}");
         assert_eq!(devs[0].model.backend().map(|b| b.0), Some("loop7lower"));
         for (i, dv) in devs.iter().enumerate() {
-            let w = dv.model.loop_worker().unwrap_or_else(|| panic!("device {i}: no worker\n{t}"));
+            let w = dv
+                .model
+                .loop_worker()
+                .unwrap_or_else(|| panic!("device {i}: no worker\n{t}"));
             assert_eq!(w.cost_ns(false, 4096), 4_000, "device {i}");
         }
         assert!(!t.contains("nullb"), "{t}");

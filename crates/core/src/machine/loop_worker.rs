@@ -159,7 +159,12 @@ impl Running<'_> {
         kwm.due = NOT_DUE;
         if kw.cmd {
             kwm.cmd = false;
-            let w = self.k.loop_workers.pool.current(k).expect("a command has an item");
+            let w = self
+                .k
+                .loop_workers
+                .pool
+                .current(k)
+                .expect("a command has an item");
             self.loop_cmd_done(w);
             if let Some(t) = kw.task {
                 // past its slice while others wait, or claimed by a woken
