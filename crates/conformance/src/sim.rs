@@ -567,17 +567,14 @@ mod tests {
 
     #[test]
     fn sim_loop_worker_gives_both_levels_of_the_stacked_disk_their_workers() {
-        let c = crate::cases::select(&["capped-qd1-beside-qd128".into()])
-            .unwrap()
-            .remove(0);
-        let raw = RawSpeed::default();
-        let mut d = dev7();
-        let default = scenario_text(&c, &d, &raw, 1);
+        let cases = crate::cases::select(&["capped-qd1-beside-qd128".into()]).unwrap();
+        let (c, raw, mut d) = (&cases[0], RawSpeed::default(), dev7());
+        let default = scenario_text(c, &d, &raw, 1);
         assert!(!default.contains("worker_ns"), "{default}");
         assert!(default.contains("kind = \"nullb\""), "{default}");
         d.sim.loop_as = LoopAs::Worker(Some(4_000));
         d.sim.cpus = 1;
-        let t = scenario_text(&c, &d, &raw, 1);
+        let t = scenario_text(c, &d, &raw, 1);
         let sc = Scenario::parse(&t, Path::new("x.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
         let devs = &sc.config.devices;
         assert_eq!(devs.len(), 2, "{t}");
