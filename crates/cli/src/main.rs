@@ -232,8 +232,10 @@ struct ConformanceArgs {
     /// How the simulator builds the host's loop device: `nullb` (null_blk
     /// completing in the measured QD1 latency; the default), `worker` (a
     /// tmpfs-backed loop whose per-cgroup worker does the copy on a CPU,
-    /// costed from the measured latency) or `worker:NS` (worker_ns = NS). An
-    /// experiment: the judged figures use the default.
+    /// costed from the measured latency) or `worker:NS` (worker_ns = NS);
+    /// on the stacked capped disk, `worker[:NS]` gives both loop levels
+    /// their workers at that cost. An experiment: the judged figures use
+    /// the default.
     #[arg(long, default_value = "nullb")]
     sim_loop: blklab_conformance::sim::LoopAs,
     /// With --sim-cpus > 0: a woken loop worker preempts the fio task on

@@ -47,8 +47,10 @@ impl std::str::FromStr for CappedAs {
 /// CPU: `worker_ns` = the measured QD1 clat less the reap, and less the
 /// two wake-ups (`DEFAULT_WAKE_NS`) on a host with CPUs, where the worker
 /// and the task are woken once each per QD1 request; or `worker:NS` for a
-/// given `worker_ns`). Chosen with `blklab conformance --sim-loop`, an
-/// experiment (docs/fidelity/conformance.md): the judged runs use the default.
+/// given `worker_ns`); on the stacked capped disk both loop levels get
+/// workers of that cost, the lower one over a tmpfs file. Chosen with
+/// `blklab conformance --sim-loop`, an experiment
+/// (docs/fidelity/conformance.md): the judged runs use the default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LoopAs {
     #[default]
@@ -263,20 +265,28 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
             let _ = writeln!(s, "\"{}\" = \"{}\"", esc(k), esc(v));
         }
     }
-    match &case.device {
-        HostDevice::Loop if loop_as != LoopAs::Nullb => {
+    // the loop worker's ns per request under `--sim-loop worker[:NS]`: the
+    // measured QD1 clat less the reap, and less the two wake-ups
+    // (`DEFAULT_WAKE_NS`) on a host with CPUs, where the worker and the
+    // task are woken once each per QD1 request
+    let worker_ns = match loop_as {
+        LoopAs::Nullb => None,
+        LoopAs::Worker(Some(ns)) => Some(ns),
+        LoopAs::Worker(None) => {
             let wakes_ns = if dev.sim.cpus > 0 {
                 2 * blklab_core::sim::cpus::DEFAULT_WAKE_NS
             } else {
                 0
             };
-            let worker_ns = match loop_as {
-                LoopAs::Worker(Some(ns)) => ns,
-                _ => raw.clat_ns.saturating_sub(REAP_NS + wakes_ns).max(1_000),
-            };
+            Some(raw.clat_ns.saturating_sub(REAP_NS + wakes_ns).max(1_000))
+        }
+    };
+    match &case.device {
+        HostDevice::Loop if worker_ns.is_some() => {
             let _ = writeln!(
                 s,
-                "[device.model]\nkind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {worker_ns}"
+                "[device.model]\nkind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {}",
+                worker_ns.unwrap_or_default()
             );
         }
         HostDevice::Loop => {
@@ -287,17 +297,33 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
             );
         }
         HostDevice::Capped { lower_limit } if stacked => {
-            // upper loop over lower loop: each level's own queue; the lower
-            // one completes in the time the cloud expression gives its
-            // volume (two loop layers: the upper loop's own work is folded
-            // into the lower one's completion)
+            // upper loop over lower loop: each level's own queue. By
+            // default the lower one completes in the time the cloud
+            // expression gives its volume (two loop layers: the upper
+            // loop's own work is folded into the lower one's completion);
+            // with `--sim-loop worker[:NS]` each level has its workers,
+            // the upper one's submitting the lower bio after `worker_ns`,
+            // the lower one's copying from its tmpfs file in `worker_ns`
+            // (the same figure for both: no measured split between them)
             let (lname, ldevno) = lower_of(dev);
+            let (upper_worker, lower_model) = match worker_ns {
+                Some(ns) => (
+                    format!("\nworker_ns = {ns}"),
+                    format!("kind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {ns}"),
+                ),
+                None => (
+                    String::new(),
+                    format!(
+                        "kind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
+                        2 * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
+                    ),
+                ),
+            };
             let _ = writeln!(
                 s,
-                "[device.model]\nkind = \"loop\"\nbackend = \"{lname}\"\n\n[[device]]\nname = \"{lname}\"\ndevno = \"{ldevno}\"\nrotational = {}\ncapacity = \"{}\"\n[device.model]\nkind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
+                "[device.model]\nkind = \"loop\"\nbackend = \"{lname}\"{upper_worker}\n\n[[device]]\nname = \"{lname}\"\ndevno = \"{ldevno}\"\nrotational = {}\ncapacity = \"{}\"\n[device.model]\n{lower_model}",
                 dev.rotational,
                 FILE_BYTES,
-                2 * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
             );
             let _ = writeln!(
                 s,
@@ -537,6 +563,37 @@ mod tests {
         }
         // the default
         assert_eq!(t, scenario_text(&c, &dev7(), &raw, 1));
+    }
+
+    #[test]
+    fn sim_loop_worker_gives_both_levels_of_the_stacked_disk_their_workers() {
+        let cases = crate::cases::select(&["capped-qd1-beside-qd128".into()]).unwrap();
+        let (c, raw, mut d) = (&cases[0], RawSpeed::default(), dev7());
+        let default = scenario_text(c, &d, &raw, 1);
+        assert!(!default.contains("worker_ns"), "{default}");
+        assert!(default.contains("kind = \"nullb\""), "{default}");
+        d.sim.loop_as = LoopAs::Worker(Some(4_000));
+        d.sim.cpus = 1;
+        let t = scenario_text(c, &d, &raw, 1);
+        let sc = Scenario::parse(&t, Path::new("x.toml")).unwrap_or_else(|e| panic!("{e}\n{t}"));
+        let devs = &sc.config.devices;
+        assert_eq!(devs.len(), 2, "{t}");
+        assert_eq!(devs[0].model.backend().map(|b| b.0), Some("loop7lower"));
+        for (i, dv) in devs.iter().enumerate() {
+            let w = dv
+                .model
+                .loop_worker()
+                .unwrap_or_else(|| panic!("device {i}: no worker\n{t}"));
+            assert_eq!(w.cost_ns(false, 4096), 4_000, "device {i}");
+        }
+        assert!(!t.contains("nullb"), "{t}");
+        // the cap stays on the lower device
+        let cg = &sc.config.cgroups;
+        let p = cg.find("/capped").unwrap();
+        assert_eq!(
+            cg.get(p).files.get("io.max").map(String::as_str),
+            Some("7:519 riops=2000")
+        );
     }
 
     use crate::cases;

@@ -3,8 +3,9 @@
 //! (`loop_queue_work`: one worker per blkcg css since v5.12, found in
 //! `lo->worker_tree` or created; its commands go on `worker->cmd_list` and
 //! its work item is queued on the loop device's workqueue);
-//! `loop_process_work` takes the commands in order and `loop_handle_cmd`
-//! carries each out:
+//! `loop_process_work` takes the commands in order until the list is empty
+//! (commands added meanwhile included) and `loop_handle_cmd` carries each
+//! out:
 //!
 //! * over a device (`backend`): the worker spends `worker_ns` of CPU and
 //!   submits the lower bio (`lo_rw_aio` → the block device's direct I/O);
@@ -19,31 +20,35 @@
 //!   the file's `read_iter` finished the kiocb at once): no device
 //!   interrupt.
 //!
-//! On a host with CPUs (`sim::cpus`) each worker is a kernel-thread task,
-//! numbered after the fio jobs: woken onto a CPU when work arrives for it
-//! idle (paying `wake_ns`), it holds the CPU while its queue has commands,
-//! is preempted between commands once past its slice while others wait
-//! (the scheduler tick; v5.12's `loop_process_work` had a `cond_resched`
-//! after each command, later kernels take the list in batches and rely
-//! on the tick), and blocks when the queue is empty. On the free host (`cpus = 0`) each worker is a FIFO server with
-//! the same costs and no contention.
+//! The work items run on the kworkers of one unbound pool shared by every
+//! loop device (`machine::workqueue`: the loop workqueues are `WQ_UNBOUND`
+//! with the same attributes, so they share their pool): a queued item
+//! wakes the pool's first idle kworker; a kworker done with an item takes
+//! the next one waiting without sleeping, whichever device or blkcg it is
+//! of. On a host with CPUs (`sim::cpus`) each kworker is a kernel-thread
+//! task, numbered after the fio jobs in the order the pool makes them: a
+//! woken kworker pays `wake_ns` to get a CPU, then looks for work; it
+//! holds the CPU while it has items; after each command it may be
+//! preempted (`cond_resched` after `loop_handle_cmd`, and at the end of
+//! `process_one_work`: the scheduler's tick or a woken task's claim on
+//! its CPU, `Cpus::preempt`), and goes on with its item when it has a
+//! CPU again. On the free host (`cpus = 0`) a woken kworker runs at once,
+//! so each worker is a FIFO server with the same costs and no contention.
 //!
 //! Simplified (docs/fidelity/devices.md, "The loop worker"): one worker per
 //! (device, blkcg) for the whole run (the kernel frees idle workers after
 //! `LOOP_IDLE_WORKER_TIMEOUT`; a new one costs nothing here); the root
 //! cgroup's commands get a worker like any other (the kernel puts them on
-//! `lo->rootcg_cmd_list`, one more work item: the same thing); the workqueue
-//! is unbound and its kworkers are just tasks of the one run queue; a
-//! worker over a device does not block in `submit_bio` (a lower bio that
-//! waits for a tag or an rq_qos budget does not hold up its next command).
-
-use std::collections::VecDeque;
+//! `lo->rootcg_cmd_list`, one more work item: the same thing); a worker
+//! over a device does not block in `submit_bio` (a lower bio that waits for
+//! a tag or an rq_qos budget does not hold up its next command).
 
 use super::kernel::{Kernel, Running};
+use super::workqueue::{KworkerId, WorkId};
 use crate::block::blk_mq::{stack, BlkMq};
 use crate::block::disk::Lower;
 use crate::block::request::ReqId;
-use crate::drivers::loop_worker::{LoopWorker, NOT_DUE};
+use crate::drivers::loop_worker::{KworkerRun, LoopWorker, NOT_DUE};
 use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
@@ -60,22 +65,30 @@ impl Kernel {
         cost.cost_ns(rq.op.is_write(), rq.bytes)
     }
 
-    /// Worker `w`'s task runs until `end`: its event is due then.
-    pub(crate) fn loop_worker_runs(&mut self, w: u32, end: Ns) {
-        self.loop_workers.workers[w as usize].due = end;
-        self.clk.q.push(end, Ev::LoopWork(w));
+    /// Kworker `k`'s task runs until `end`: its event is due then.
+    pub(crate) fn kworker_runs(&mut self, k: KworkerId, end: Ns) {
+        self.loop_workers.kworkers[k as usize].due = end;
+        self.clk.q.push(end, Ev::LoopWork(k));
     }
 
-    /// Worker `w` starts on the head of its queue, which costs `cost_ns`:
-    /// woken onto a CPU (or into the run queue), or on the free host at once.
-    fn loop_worker_start(&mut self, w: u32, cost_ns: Ns) {
-        let now = self.clk.now;
-        match self.loop_workers.workers[w as usize].task {
-            None => self.loop_worker_runs(w, now + cost_ns),
-            Some(t) => match self.cpus.wake(t, now, cost_ns) {
-                Woken::Runs(end) => self.loop_worker_runs(w, end),
-                Woken::Queued => self.loop_workers.workers[w as usize].due = NOT_DUE,
-            },
+    /// The pool's kworkers get their simulator side (a task on a host with
+    /// CPUs: nice 0, as the unbound pools' kworkers are) as it makes them.
+    fn kworkers_made(&mut self) {
+        let lw = &mut self.loop_workers;
+        while lw.kworkers.len() < lw.pool.nr_workers() {
+            let k = lw.kworkers.len() as KworkerId;
+            let task = self
+                .cpus
+                .enabled()
+                .then(|| self.cpus.add_task(crate::sim::eevdf::NICE_0_WEIGHT));
+            if let Some(t) = task {
+                lw.by_task.insert(t, k);
+            }
+            lw.kworkers.push(KworkerRun {
+                task,
+                due: NOT_DUE,
+                cmd: false,
+            });
         }
     }
 }
@@ -83,7 +96,9 @@ impl Kernel {
 impl Running<'_> {
     /// Mirrors `loop_queue_rq` → `loop_queue_work` (drivers/block/loop.c):
     /// request `rid` of loop device `dev` goes on the list of the worker of
-    /// its blkcg (created on first use), and an idle worker is queued to run.
+    /// its blkcg (created on first use), and the worker's item is queued on
+    /// the pool (`queue_work`: nothing more when it is pending already),
+    /// waking the kworker the pool chooses.
     pub(crate) fn loop_worker_queue(&mut self, dev: DevId, rid: ReqId) {
         let k = &mut *self.k;
         let cg = k.blk.reqs.get(rid).cg;
@@ -91,58 +106,84 @@ impl Running<'_> {
         let w = match lw.by_key.get(&(dev, cg)) {
             Some(&w) => w,
             None => {
-                let w = lw.workers.len() as u32;
-                let task = k
-                    .cpus
-                    .enabled()
-                    .then(|| k.cpus.add_task(crate::sim::eevdf::NICE_0_WEIGHT));
-                if let Some(t) = task {
-                    lw.by_task.insert(t, w);
-                }
+                let w = lw.pool.add_work();
+                debug_assert_eq!(w as usize, lw.workers.len());
                 lw.workers.push(LoopWorker {
                     dev,
-                    queue: VecDeque::new(),
-                    active: false,
-                    task,
-                    due: NOT_DUE,
+                    queue: Default::default(),
                 });
                 lw.by_key.insert((dev, cg), w);
                 w
             }
         };
-        let wk = &mut lw.workers[w as usize];
-        wk.queue.push_back(rid);
-        if wk.active {
-            return;
+        lw.workers[w as usize].queue.push_back(rid);
+        if let Some(kw) = lw.pool.queue_work(w) {
+            self.kworker_wake(kw);
         }
-        wk.active = true;
-        let cost = k.loop_cost_ns(dev, rid);
-        k.loop_worker_start(w, cost);
     }
 
-    /// Mirrors `loop_process_work` → `loop_handle_cmd`: worker `w` is done
-    /// with the command at the head of its queue (`Ev::LoopWork`): over a
-    /// file in memory the request completes here (`lo_rw_aio_complete`),
-    /// over a device the lower bio is submitted; then the next command, or
-    /// the worker sleeps.
-    pub(crate) fn loop_work(&mut self, w: u32) {
+    /// Kworker `k` is woken (`wake_up_process` from the pool's kick): on
+    /// the free host it runs at once; else it asks for a CPU.
+    fn kworker_wake(&mut self, k: KworkerId) {
+        self.k.kworkers_made();
         let now = self.k.clk.now;
-        let wk = &self.k.loop_workers.workers[w as usize];
-        if wk.due != now || !wk.active {
+        match self.k.loop_workers.kworkers[k as usize].task {
+            None => self.kworker_go(k),
+            Some(t) => match self.k.cpus.wake(t, now, 0) {
+                Woken::Runs(end) => self.k.kworker_runs(k, end),
+                Woken::Queued => self.k.loop_workers.kworkers[k as usize].due = NOT_DUE,
+            },
+        }
+    }
+
+    /// Kworker `k`'s event (`Ev::LoopWork`): the end of a command of its
+    /// item, or of its wake-up. A command's end mirrors `loop_handle_cmd`:
+    /// over a file in memory the request completes here
+    /// (`lo_rw_aio_complete`), over a device the lower bio is submitted;
+    /// then `cond_resched` may give the CPU to another task. Then it goes
+    /// on (`kworker_go`).
+    pub(crate) fn loop_work(&mut self, k: KworkerId) {
+        let now = self.k.clk.now;
+        let kw = self.k.loop_workers.kworkers[k as usize];
+        if kw.due != now {
             return; // superseded
         }
-        let (dev, task) = (wk.dev, wk.task);
-        if let Some(t) = task {
-            // interrupts took time from it: its command ends later
+        if let Some(t) = kw.task {
+            // interrupts took time from it: its burst ends later
             if let Some(end) = self.k.cpus.burst_end(t, now) {
-                self.k.loop_worker_runs(w, end);
+                self.k.kworker_runs(k, end);
                 return;
             }
         }
-        let rid = self.k.loop_workers.workers[w as usize]
-            .queue
-            .pop_front()
-            .expect("an active worker has a command");
+        let kwm = &mut self.k.loop_workers.kworkers[k as usize];
+        kwm.due = NOT_DUE;
+        if kw.cmd {
+            kwm.cmd = false;
+            let w = self
+                .k
+                .loop_workers
+                .pool
+                .current(k)
+                .expect("a command has an item");
+            self.loop_cmd_done(w);
+            if let Some(t) = kw.task {
+                // past its slice while others wait, or claimed by a woken
+                // task: it gives up the CPU and goes on when it has one
+                if let Some((nt, end)) = self.k.cpus.preempt(t, now) {
+                    self.k.task_runs(self.tasks, nt, end);
+                    return;
+                }
+            }
+        }
+        self.kworker_go(k);
+    }
+
+    /// Worker `w`'s command at the head of its list is carried out.
+    fn loop_cmd_done(&mut self, w: WorkId) {
+        let now = self.k.clk.now;
+        let wk = &mut self.k.loop_workers.workers[w as usize];
+        let dev = wk.dev;
+        let rid = wk.queue.pop_front().expect("a command in progress");
         let st = &self.k.blk.devs[dev as usize].st;
         let in_memory = st.loop_worker.is_some_and(|c| c.file_in_memory);
         match st.lower {
@@ -155,42 +196,55 @@ impl Running<'_> {
                 self.complete_request(dev, rid);
             }
         }
-        let k = &mut *self.k;
-        let Some(&next) = k.loop_workers.workers[w as usize].queue.front() else {
-            let wk = &mut k.loop_workers.workers[w as usize];
-            wk.active = false;
-            wk.due = NOT_DUE;
-            if let Some(t) = task {
-                k.release_task(self.tasks, t);
+    }
+
+    /// Kworker `k` holds its CPU (or runs on the free host) with no command
+    /// in progress: it starts its item's next command; with the list empty
+    /// the item returns (`loop_process_work` → `process_one_work`'s end)
+    /// and the pool gives it its next item (`WorkerPool::next`, waking
+    /// another kworker if it says so), or it sleeps.
+    fn kworker_go(&mut self, k: KworkerId) {
+        let now = self.k.clk.now;
+        loop {
+            let k_ = &mut *self.k;
+            if let Some(w) = k_.loop_workers.pool.current(k) {
+                let wk = &k_.loop_workers.workers[w as usize];
+                if let Some(&rid) = wk.queue.front() {
+                    let cost = k_.loop_cost_ns(wk.dev, rid);
+                    let kw = &mut k_.loop_workers.kworkers[k as usize];
+                    kw.cmd = true;
+                    let end = match kw.task {
+                        Some(t) => k_.cpus.continue_burst(t, now, cost),
+                        None => now + cost,
+                    };
+                    return k_.kworker_runs(k, end);
+                }
+                k_.loop_workers.pool.done(k);
             }
-            return;
-        };
-        let cost = k.loop_cost_ns(dev, next);
-        let Some(t) = task else {
-            return k.loop_worker_runs(w, now + cost);
-        };
-        // the tick, taken between commands: past its slice while others
-        // wait, it gives up the CPU and goes on when it has one again
-        if let Some((nt, end)) = k.cpus.preempt(t, now) {
-            k.loop_workers.workers[w as usize].due = NOT_DUE;
-            k.cpus.wake(t, now, cost);
-            k.task_runs(self.tasks, nt, end);
-        } else {
-            let end = k.cpus.continue_burst(t, now, cost);
-            k.loop_worker_runs(w, end);
+            let step = k_.loop_workers.pool.next(k);
+            k_.kworkers_made();
+            if let Some(other) = step.wake {
+                self.kworker_wake(other);
+            }
+            if step.run.is_none() {
+                if let Some(t) = self.k.loop_workers.kworkers[k as usize].task {
+                    self.k.release_task(self.tasks, t);
+                }
+                return;
+            }
         }
     }
 }
 
 impl Kernel {
     /// Task `t` was given a CPU and its first burst ends at `end`: a job's
-    /// wake-up is due then, a loop worker's command, or a kblockd run.
+    /// wake-up is due then, a loop kworker's, or a kblockd run.
     pub(crate) fn task_runs(&mut self, tasks: &mut dyn Tasks, t: TaskId, end: Ns) {
         if super::kblockd::task_runs(self, t, end) {
             return;
         }
         match self.loop_workers.of_task(t) {
-            Some(w) => self.loop_worker_runs(w, end),
+            Some(k) => self.kworker_runs(k, end),
             None => {
                 tasks.set_wake(t, end);
                 self.clk.q.push(end, Ev::Job(t));

@@ -10,6 +10,7 @@ mod loop_worker;
 mod phases;
 mod sched;
 mod stacking;
+pub(crate) mod workqueue;
 
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;

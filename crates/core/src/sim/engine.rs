@@ -52,8 +52,9 @@ pub enum Ev {
     /// A request's completion interrupt is over on its CPU: the
     /// completion path runs (only on a host with CPUs).
     IrqDone(DevId, ReqId),
-    /// A loop worker (index in `machine::loop_worker::LoopWorkers`) is
-    /// done with the request at the head of its queue.
+    /// A kworker of the loop workers' pool (index in
+    /// `drivers::loop_worker::LoopWorkers::kworkers`) ends a burst: a
+    /// command of its work item, or its wake-up (machine/loop_worker.rs).
     LoopWork(u32),
     /// A device's kblockd kworker is done with its queue run's cost: the
     /// queue is run (`blk_mq_run_work_fn`; machine/kblockd.rs).

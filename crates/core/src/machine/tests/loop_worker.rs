@@ -239,3 +239,75 @@ fn a_cached_files_writes_cost_the_write_costs() {
     assert!((per_io(RwPattern::RandRead) / read - 1.0).abs() < 0.01);
     assert!((per_io(RwPattern::RandWrite) / write - 1.0).abs() < 0.01);
 }
+
+/// An upper loop over a lower loop (the harness's stacked capped disk with
+/// its workers), QD1: the upper worker's item submits the lower bio, whose
+/// worker item is queued on the same pool; the kworker that ran the upper
+/// item takes the lower one next without sleeping (`keep_working`), so one
+/// kworker does both levels' work back to back and the spare, woken by the
+/// lower item's queueing, finds nothing. On two CPUs the spare's wake-up is
+/// off the I/O's path: per I/O the submit, one kworker wake-up, both
+/// levels' work, the job's wake-up and its reap (a worker task per device
+/// would put a second kworker wake-up on the path). On one CPU the spare
+/// runs before the job (it was woken first), and being the last to go idle
+/// it is the one the next I/O wakes (the idle list is LIFO): the two
+/// kworkers take turns, an I/O each.
+#[test]
+fn one_kworker_runs_both_levels_of_a_stacked_loop_back_to_back() {
+    const UPPER_NS: u64 = 3_000;
+    let both = UPPER_NS + WORK_4K_NS;
+    let stacked = |nr_cpus: u32| {
+        let mut lower = tmpfs_loop();
+        lower.info.name = "loop1".into();
+        lower.info.minor = 1;
+        let mut up = nullb_dev(0, 128);
+        up.info.name = "loop0".into();
+        up.info.major = 7;
+        up.model = ModelSpec::Loop(LoopSpec {
+            worker_ns: UPPER_NS as i64,
+            ..LoopSpec::over("loop1")
+        });
+        let mut cfg = config(
+            vec![lower, up],
+            vec![(job("a", RwPattern::RandRead, 4096, 1, 1), "/")],
+        );
+        cfg.jobs[0].dev = 1;
+        cfg.cpu.cpus = host(nr_cpus);
+        let mut sim = Sim::new(cfg, Tracer::default()).unwrap();
+        let ios = sim.run().jobs[0].stats.dirs[0].total_ios;
+        let lw = &sim.k.loop_workers;
+        // the kernel's rule: the kworker that left the idle list with work
+        // waiting and none idle made one spare; no more were needed
+        assert_eq!(lw.pool.nr_workers(), 2, "{nr_cpus} CPUs");
+        let now = sim.k.clk.now;
+        let own: Vec<u64> = lw
+            .kworkers
+            .iter()
+            .map(|k| sim.k.cpus.usage(k.task.unwrap(), now).0)
+            .collect();
+        // every command of both levels ran on a kworker (the last I/O's
+        // may be cut by the run's end)
+        let total: u64 = own.iter().sum();
+        assert!(
+            total.abs_diff(ios * both) <= 2 * both,
+            "{own:?} for {ios} I/Os"
+        );
+        (ios, own)
+    };
+    // on 2 CPUs the path is one kworker wake-up, both levels' work and
+    // the job's wake-up, with at most the submit and the reap beside
+    // (the submit call overlaps the kworker's wake-up on the other CPU);
+    // a second kworker wake-up on the path would be 2.5 µs more than that
+    let (ios2, _) = stacked(2);
+    let per_io = 1e9 / ios2 as f64;
+    let path = (WAKE_NS + both + WAKE_NS) as f64;
+    assert!(
+        per_io >= path && per_io <= path + 3_000.0,
+        "{per_io:.0} ns per I/O on 2 CPUs, path {path}"
+    );
+    let (ios1, own) = stacked(1);
+    assert!(
+        own[0].abs_diff(own[1]) <= 2 * both,
+        "{own:?} for {ios1} I/Os"
+    );
+}
