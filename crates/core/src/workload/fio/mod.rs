@@ -17,6 +17,7 @@
 mod axmap;
 mod backend;
 mod hint;
+mod hot_stats;
 mod io_u;
 mod iou_lists;
 mod knobs;
@@ -30,6 +31,7 @@ use crate::sim::time::{Ns, NSEC_PER_MSEC};
 use crate::syscall::{Ioprio, JobId, SchedPolicy};
 use crate::workload::JobConfig;
 use axmap::RandomMap;
+use hot_stats::HotStats;
 use iou_lists::{IoUQueue, IoUStack};
 use knobs::Knobs;
 
@@ -144,6 +146,9 @@ pub(crate) struct Job {
     map: Option<RandomMap>,
     /// The options read on every I/O (copies of `cfg.spec`'s).
     knobs: Knobs,
+    /// The per-I/O distributions of `stats`, as runs not yet written there
+    /// (hot_stats.rs): `fold` them before reading `stats`.
+    hot: HotStats,
     pub stats: JobStats,
     // cold from here on
     pub cfg: JobConfig,
@@ -306,6 +311,7 @@ impl Job {
             last_sample_ios: [0; 2],
             stats,
             knobs: Knobs::of(&cfg),
+            hot: HotStats::default(),
             cfg,
             replay: None,
             #[cfg(test)]
