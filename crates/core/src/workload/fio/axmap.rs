@@ -321,6 +321,13 @@ impl RandomMap {
         found.filter(|&f| f < self.nbits)
     }
 
+    /// `mark(b, 1)` if block `b` is free (then true), else nothing
+    /// (false): fio's `random_map_free` test and the mark of a one-block
+    /// I/O, with one look at `b`'s word.
+    pub(crate) fn claim(&mut self, b: u64) -> bool {
+        b < self.nbits && self.set_in_word(b, 1) == 1
+    }
+
     /// `axmap_set_nr` as `mark_random_map` calls it for an I/O of `n` blocks
     /// from block `b` (which is free): returns how many blocks fio counts as
     /// marked, which bounds the I/O's length.
@@ -541,6 +548,27 @@ mod tests {
                 dense.levels[1].get(w),
                 "level 1 word {w}"
             );
+        }
+    }
+
+    #[test]
+    fn claim_is_the_free_test_and_a_one_block_mark() {
+        // flat and chunked (sparse) maps, the last block, one past it
+        for n in [1000u64, 1 << 20] {
+            let mut a = RandomMap::new(n);
+            let mut b = RandomMap::new(n);
+            for blk in [5u64, 5, 6, 64, 63, n - 1, n - 1, n] {
+                let free = blk < n && !a.is_used(blk);
+                let marked = if free { a.mark(blk, 1) } else { 0 };
+                assert_eq!(b.claim(blk), free, "claim({blk}) in {n}");
+                assert_eq!(marked, free as u64);
+                assert_eq!(a.used, b.used);
+            }
+            // a claim that fills a word sets its bit one level up
+            let mut c = RandomMap::new(n);
+            c.mark(0, 63);
+            assert!(c.claim(63));
+            assert_eq!(c.levels[1].get(0) & 1, 1);
         }
     }
 }
