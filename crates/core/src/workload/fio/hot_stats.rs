@@ -53,27 +53,15 @@ impl BinRun {
 }
 
 /// A run of clats in one bin of the latency_ns/us/ms tables, with the bin's
-/// bounds, so that extending it is one comparison (no `latency_bin`).
-#[derive(Clone, Copy, Debug)]
+/// bounds, so that extending it is one comparison (no `latency_bin`). The
+/// default, an empty span, matches nothing: the first sample starts a run.
+#[derive(Clone, Copy, Debug, Default)]
 struct LatRun {
     lo_ns: u64,
     span_ns: u64,
     table: u8,
     bin: u8,
     n: u32,
-}
-
-impl Default for LatRun {
-    fn default() -> LatRun {
-        // an empty run matching nothing: the first sample starts one
-        LatRun {
-            lo_ns: 0,
-            span_ns: 0,
-            table: 0,
-            bin: 0,
-            n: 0,
-        }
-    }
 }
 
 impl LatRun {
