@@ -378,17 +378,43 @@ pub fn latency_bin(ns: u64) -> (usize, usize) {
     (2, MS.iter().position(|&e| ms < e).unwrap_or(11))
 }
 
+/// The ns values [`latency_bin`] puts in bin `bin` of table `table`, as
+/// `(lo, span)`: `v` is in the bin iff `v.wrapping_sub(lo) < span` (one
+/// comparison, for a caller that checks whether a sample falls where the
+/// previous one did). The last ms bin is open: it runs to `u64::MAX`.
+pub fn latency_bin_span(table: usize, bin: usize) -> (u64, u64) {
+    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+    let (unit, edges): (u64, &[u64]) = match table {
+        0 => (1, &EDGES),
+        1 => (1_000, &EDGES),
+        _ => (1_000_000, &MS),
+    };
+    // the first bin of the µs and ms tables starts where the table does
+    let lo = match bin {
+        0 if table == 0 => 0,
+        0 => unit,
+        _ => edges[bin - 1] * unit,
+    };
+    match edges.get(bin) {
+        Some(&e) => (lo, e * unit - lo),
+        None => (lo, u64::MAX - lo + 1),
+    }
+}
+
 /// Per-job results (`struct thread_stat`), filled by the simulator.
 ///
 /// `repr(C)`, in the order of the simulator's per-I/O updates: the
-/// counters and bins first, then the directions (whose latency statistics
-/// lead), the names and totals of the report last. A simulator with
+/// directions first (whose counters and latency statistics lead), then
+/// the counters and bins (which the simulator keeps as runs and writes
+/// here seldom), the names and totals of the report last. A simulator with
 /// hundreds of jobs finds each job's statistics out of the cache, and
 /// every cache line an I/O touches costs a miss; the order changes no
 /// figure.
 #[derive(Clone, Debug, Default)]
 #[repr(C)]
 pub struct JobStats {
+    pub dirs: [DirStats; 3],
     /// Number of submit calls (see `iodepth_submit`).
     pub total_submit: u64,
     pub total_complete: u64,
@@ -400,7 +426,6 @@ pub struct JobStats {
     pub lat_ns: [u64; 10],
     pub lat_us: [u64; 10],
     pub lat_ms: [u64; 12],
-    pub dirs: [DirStats; 3],
     pub name: String,
     pub groupid: u32,
     /// How many jobs were merged into this one (1 without group_reporting).
@@ -426,10 +451,17 @@ impl JobStats {
     /// Record a clat into the latency_ns/us/ms distribution.
     #[inline]
     pub fn add_lat_bin(&mut self, clat_ns: u64) {
-        match latency_bin(clat_ns) {
-            (0, b) => self.lat_ns[b] += 1,
-            (1, b) => self.lat_us[b] += 1,
-            (_, b) => self.lat_ms[b] += 1,
+        let (table, bin) = latency_bin(clat_ns);
+        self.add_lat_bin_n(table, bin, 1);
+    }
+    /// Record `n` clats of bin `bin` of table `table` (as [`latency_bin`]
+    /// numbers them) at once.
+    #[inline]
+    pub fn add_lat_bin_n(&mut self, table: usize, bin: usize, n: u64) {
+        match table {
+            0 => self.lat_ns[bin] += n,
+            1 => self.lat_us[bin] += n,
+            _ => self.lat_ms[bin] += n,
         }
     }
     /// Merge another job (group_reporting).
@@ -586,6 +618,28 @@ mod tests {
         let mut m = a;
         m.merge(&b);
         assert_eq!(m.s.to_bits(), want.to_bits());
+    }
+
+    #[test]
+    fn latency_bin_spans_hold_what_latency_bin_puts_there() {
+        // every edge of the three tables, either side, and the extremes
+        let mut vs = vec![0u64, 1, u64::MAX, u64::MAX - 1];
+        for unit in [1u64, 1_000, 1_000_000] {
+            for e in [1u64, 2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000] {
+                vs.extend([e * unit - 1, e * unit, e * unit + 1]);
+            }
+        }
+        let nbins = [10, 10, 12];
+        for v in vs {
+            let (t, b) = latency_bin(v);
+            for (table, &n) in nbins.iter().enumerate() {
+                for bin in 0..n {
+                    let (lo, span) = latency_bin_span(table, bin);
+                    let inside = v.wrapping_sub(lo) < span;
+                    assert_eq!(inside, (table, bin) == (t, b), "{v} in ({table}, {bin})");
+                }
+            }
+        }
     }
 
     #[test]

@@ -446,17 +446,16 @@ pub(crate) trait BlkMq: BlkHost {
     fn run_queue(&mut self, dev: DevId) {
         let (b, clk) = self.parts();
         let now = clk.now;
-        let worker = b.devs[dev as usize].st.loop_worker.is_some();
-        let lower = match b.devs[dev as usize].st.lower {
+        // the device is looked up once: the loop below runs on every
+        // submission and every completion
+        let d = &mut b.devs[dev as usize];
+        let worker = d.st.loop_worker.is_some();
+        let lower = match d.st.lower {
             Some(Lower::Loop { dev }) => Some(dev),
             _ => None,
         };
         let mut to_lower = Vec::new();
-        loop {
-            let d = &mut b.devs[dev as usize];
-            if d.st.in_device >= d.info.queue_depth || !d.st.elv.has_work() {
-                break;
-            }
+        while d.st.in_device < d.info.queue_depth && d.st.elv.has_work() {
             let mut ctx = dev_ctx!(b, now, d);
             let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut b.reqs) else {
                 break;
@@ -482,14 +481,15 @@ pub(crate) trait BlkMq: BlkHost {
                 to_lower.push(rid);
                 continue;
             }
-            let r = b.reqs.get(rid);
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
-        let st = &mut b.devs[dev as usize].st;
-        if let Some(t) = st.elv.next_run() {
-            st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
+        if let Some(t) = d.st.elv.next_run() {
+            d.st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
+        }
+        if to_lower.is_empty() {
+            return;
         }
         if worker {
             for rid in to_lower {

@@ -45,6 +45,13 @@ fn lower_bound(l: &[u16], v: u32) -> usize {
     i
 }
 
+/// Set the bits `x` of `word`; returns the word as it was.
+fn or_word(word: &mut u64, x: u64) -> u64 {
+    let old = *word;
+    *word |= x;
+    old
+}
+
 impl Words {
     fn new(len: usize, flat: bool) -> Words {
         if flat || len <= FLAT_MAX {
@@ -116,43 +123,49 @@ impl Words {
         prefetch_read(p);
     }
 
-    /// Set the bits `x` in word `w` (bits are cleared only by `clear`).
-    fn or(&mut self, w: usize, x: u64) {
+    /// Set the bits `x` in word `w` and return the word as it was (bits
+    /// are cleared only by `clear`): one look for the word in a chunk's
+    /// list where a `get` and a set would take two.
+    fn fetch_or(&mut self, w: usize, x: u64) -> u64 {
         match self {
-            Words::Flat(v) => v[w] |= x,
+            Words::Flat(v) => or_word(&mut v[w], x),
             Words::Chunked(chunks, _) => {
                 let c = &mut chunks[w / CHUNK_WORDS];
                 match c {
-                    Chunk::Bits(b) => b[w % CHUNK_WORDS] |= x,
+                    Chunk::Bits(b) => or_word(&mut b[w % CHUNK_WORDS], x),
                     Chunk::List(l) => {
                         let lo = (w % CHUNK_WORDS) as u32 * 64;
-                        let mut i = lower_bound(l, lo);
-                        let mut rest = x;
-                        while rest != 0 {
-                            let bit = (lo + rest.trailing_zeros()) as u16;
-                            rest &= rest - 1;
-                            while i < l.len() && l[i] < bit {
-                                i += 1;
+                        let start = lower_bound(l, lo);
+                        let old = l[start..]
+                            .iter()
+                            .take_while(|&&v| (v as u32) < lo + 64)
+                            .fold(0, |acc, &v| acc | 1 << (v as u32 - lo));
+                        // the word's bits are l[start..] in order: a new
+                        // bit goes after those below it
+                        let mut now = old;
+                        let mut add = x & !old;
+                        while add != 0 {
+                            let pos = add.trailing_zeros();
+                            add &= add - 1;
+                            let below = now & ((1u64 << pos) - 1);
+                            if l.len() == l.capacity() {
+                                // grow by an eighth, not twice: a list's
+                                // spare room is memory the map holds for
+                                // nothing (the copy is small beside the
+                                // insertion's own shift)
+                                l.reserve_exact((l.len() / 8).max(8));
                             }
-                            if l.get(i) != Some(&bit) {
-                                if l.len() == l.capacity() {
-                                    // grow by an eighth, not twice: a list's
-                                    // spare room is memory the map holds for
-                                    // nothing (the copy is small beside the
-                                    // insertion's own shift)
-                                    l.reserve_exact((l.len() / 8).max(8));
-                                }
-                                l.insert(i, bit);
-                            }
-                            i += 1;
+                            l.insert(start + below.count_ones() as usize, (lo + pos) as u16);
+                            now |= 1 << pos;
                         }
                         if l.len() > CHUNK_LIST_MAX {
                             let mut b = vec![0u64; CHUNK_WORDS].into_boxed_slice();
-                            for &x in l.iter() {
-                                b[x as usize / 64] |= 1 << (x % 64);
+                            for &v in l.iter() {
+                                b[v as usize / 64] |= 1 << (v % 64);
                             }
                             *c = Chunk::Bits(b);
                         }
+                        old
                     }
                 }
             }
@@ -308,6 +321,13 @@ impl RandomMap {
         found.filter(|&f| f < self.nbits)
     }
 
+    /// `mark(b, 1)` if block `b` is free (then true), else nothing
+    /// (false): fio's `random_map_free` test and the mark of a one-block
+    /// I/O, with one look at `b`'s word.
+    pub(crate) fn claim(&mut self, b: u64) -> bool {
+        b < self.nbits && self.set_in_word(b, 1) == 1
+    }
+
     /// `axmap_set_nr` as `mark_random_map` calls it for an I/O of `n` blocks
     /// from block `b` (which is free): returns how many blocks fio counts as
     /// marked, which bounds the I/O's length.
@@ -350,12 +370,13 @@ impl RandomMap {
         } else {
             ((1u64 << chunk) - 1) << (bit & 63)
         };
-        let old = self.levels[0].get(w);
+        // setting bits already set changes nothing: the free ones are
+        // those the old word did not have
+        let old = self.levels[0].fetch_or(w, mask);
         let free = mask & !old;
         if free == 0 {
             return 0;
         }
-        self.levels[0].or(w, free);
         self.used += free.count_ones() as u64;
         let mut full = old | free == !0;
         let mut idx = w;
@@ -364,8 +385,7 @@ impl RandomMap {
                 break;
             }
             let (pw, pb) = (idx >> 6, idx & 63);
-            words.or(pw, 1 << pb);
-            full = words.get(pw) == !0;
+            full = words.fetch_or(pw, 1 << pb) | 1 << pb == !0;
             idx = pw;
         }
         free.count_ones() as u64
@@ -483,5 +503,72 @@ mod tests {
         assert_eq!(lists(&sparse), 0);
         assert_eq!(sparse.next_free(12345), None);
         assert!((0..n).all(|b| sparse.is_used(b)));
+    }
+
+    #[test]
+    fn sparse_and_dense_maps_agree_on_multi_block_marks() {
+        // marks of 1 to 80 blocks, so that one mark sets several bits of a
+        // word's list at once, across words, over blocks partly used
+        let n = 1 << 20;
+        let mut sparse = RandomMap::new(n);
+        let mut dense = RandomMap::build(n, true);
+        // the lists stay sorted (lower_bound's premise)
+        let lists_sorted = |m: &RandomMap| {
+            let Words::Chunked(chunks, _) = &m.levels[0] else {
+                panic!("a 1 Mi-block map is chunked");
+            };
+            let lists: Vec<&Vec<u16>> = chunks
+                .iter()
+                .filter_map(|c| match c {
+                    Chunk::List(l) => Some(l),
+                    Chunk::Bits(_) => None,
+                })
+                .collect();
+            !lists.is_empty() && lists.iter().all(|l| l.windows(2).all(|p| p[0] < p[1]))
+        };
+        let mut x: u64 = 0x853c_49e6_748f_ea9b;
+        for i in 0..40_000 {
+            if i == 500 {
+                assert!(lists_sorted(&sparse), "a list out of order");
+            }
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let b = (x >> 33) % n;
+            let len = 1 + (x >> 20) % 80;
+            assert_eq!(sparse.mark(b, len), dense.mark(b, len), "mark({b}, {len})");
+        }
+        assert_eq!(sparse.used, dense.used);
+        for w in 0..(n / 64) as usize {
+            assert_eq!(sparse.levels[0].get(w), dense.levels[0].get(w), "word {w}");
+        }
+        for w in 0..sparse.levels[1].len() {
+            assert_eq!(
+                sparse.levels[1].get(w),
+                dense.levels[1].get(w),
+                "level 1 word {w}"
+            );
+        }
+    }
+
+    #[test]
+    fn claim_is_the_free_test_and_a_one_block_mark() {
+        // flat and chunked (sparse) maps, the last block, one past it
+        for n in [1000u64, 1 << 20] {
+            let mut a = RandomMap::new(n);
+            let mut b = RandomMap::new(n);
+            for blk in [5u64, 5, 6, 64, 63, n - 1, n - 1, n] {
+                let free = blk < n && !a.is_used(blk);
+                let marked = if free { a.mark(blk, 1) } else { 0 };
+                assert_eq!(b.claim(blk), free, "claim({blk}) in {n}");
+                assert_eq!(marked, free as u64);
+                assert_eq!(a.used, b.used);
+            }
+            // a claim that fills a word sets its bit one level up
+            let mut c = RandomMap::new(n);
+            c.mark(0, 63);
+            assert!(c.claim(63));
+            assert_eq!(c.levels[1].get(0) & 1, 1);
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! `handle_thinktime`, ioengines.c `td_io_queue`/`td_io_getevents`) as a
 //! state machine of the task, and what the kernel tells the task.
 
-use blklab_fio::stats::{iodepth_batch_bin, iodepth_level_bin};
+use blklab_fio::stats::iodepth_level_bin;
 use blklab_fio::Ddir;
 
 use super::{IoU, Job, Phase};
@@ -20,6 +20,7 @@ impl Job {
 
     /// The end of the run for this job: fill in runtimes.
     pub(crate) fn finalize(&mut self, now: Ns) {
+        self.hot.fold(&mut self.stats);
         let end = self.finished_at.unwrap_or(now).max(self.stats_start);
         let elapsed_us = (end - self.stats_start) / NSEC_PER_USEC;
         let runtime_ms = elapsed_us.div_ceil(1000);
@@ -426,7 +427,7 @@ impl Workload {
                 job.last_lat_ns[1] = clat;
                 job.last_lat_ns[2] = now - io.start_time;
                 st.io_bytes += io.bytes as u64;
-                job.stats.add_lat_bin(clat);
+                job.hot.clat(clat, &mut job.stats);
                 if sys.probing() {
                     let p = Probe::FioIo(FioIo {
                         job: j,
@@ -449,8 +450,7 @@ impl Workload {
             reaped += 1;
         }
         if reaped > 0 && !job.in_ramp {
-            job.stats.iodepth_complete[iodepth_batch_bin(reaped)] += 1;
-            job.stats.total_complete += 1;
+            job.hot.reaped(reaped, &mut job.stats);
         }
     }
 
@@ -508,9 +508,7 @@ impl Workload {
             // psync: issue_time just before the syscall, and no slat
             job.io_us[n as usize].issue_time = now;
             if !job.in_ramp {
-                job.stats.iodepth_level[iodepth_level_bin(1)] += 1;
-                job.stats.iodepth_submit[iodepth_batch_bin(1)] += 1;
-                job.stats.total_submit += 1;
+                job.hot.submitted(iodepth_level_bin(1), &mut job.stats);
             }
         }
         if buffered {
@@ -570,9 +568,8 @@ impl Workload {
         if !job.in_ramp {
             job.stats.dirs[d].slat.add(slat);
             job.last_lat_ns[0] = slat;
-            job.stats.iodepth_level[iodepth_level_bin(job.cur_depth)] += 1;
-            job.stats.iodepth_submit[iodepth_batch_bin(1)] += 1;
-            job.stats.total_submit += 1;
+            job.hot
+                .submitted(iodepth_level_bin(job.cur_depth), &mut job.stats);
         }
         if job.cur_depth >= job.iodepth() {
             let min = job

@@ -105,17 +105,24 @@ impl Job {
         if self.map.is_none() {
             self.map = Some(RandomMap::new(self.region_len / self.rw_min_bs()));
         }
+        // A fixed size is one block of its direction (`align` is that
+        // size), which `mark` would mark if free: claiming it at once is
+        // the same test and the same mark, with one look at the map.
+        let one_block = self.knobs.fixed_bs[d] > 0;
         let mut was_reset = false;
-        let b = loop {
+        let (b, claimed) = loop {
             let drawn = self.rng.below(lastb);
             let map = self.map.as_mut().expect("built above");
+            if one_block && map.claim(drawn) {
+                break (drawn, true);
+            }
             let b = if map.is_used(drawn) {
                 map.next_free(drawn)
             } else {
                 Some(drawn)
             };
             match b {
-                Some(b) if b < lastb => break b,
+                Some(b) if b < lastb => break (b, false),
                 // get_next_rand_block: a time-based job starts a new pass
                 // (fio_file_reset clears the map and rewinds the sequential
                 // position) and draws once more
@@ -130,7 +137,7 @@ impl Job {
         let want = self.buflen_within(d, self.region_len - b * align);
         let blocks = (want as u64).div_ceil(align);
         let map = self.map.as_mut().expect("built above");
-        let marked = map.mark(b, blocks);
+        let marked = if claimed { 1 } else { map.mark(b, blocks) };
         // The blocks the next two I/Os will most likely draw: the same draws
         // on a copy of the job's stream (other draws may come first, which
         // only makes the hints useless). The next one's map words start

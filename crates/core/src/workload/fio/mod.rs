@@ -17,6 +17,7 @@
 mod axmap;
 mod backend;
 mod hint;
+mod hot_stats;
 mod io_u;
 mod iou_lists;
 mod knobs;
@@ -30,6 +31,7 @@ use crate::sim::time::{Ns, NSEC_PER_MSEC};
 use crate::syscall::{Ioprio, JobId, SchedPolicy};
 use crate::workload::JobConfig;
 use axmap::RandomMap;
+use hot_stats::HotStats;
 use iou_lists::{IoUQueue, IoUStack};
 use knobs::Knobs;
 
@@ -92,13 +94,15 @@ pub(crate) enum Phase {
 
 /// One fio job's state. `repr(C)` so that the fields are where they are
 /// declared: first everything the loop reads or writes on every I/O (its
-/// own fields, then `knobs`, then `stats`, whose hot counters come first),
-/// the rest after. With hundreds of jobs a job's state has left the cache
-/// by the time it runs again, and each line it touches is a miss: packed,
-/// an I/O touches about 15 of the job's lines instead of 21 (the scale
-/// bench's 1000-cgroup case; bench/README.md, seventh pass). Moving a
-/// field changes no result, only the speed. Aligned to a cache line, so
-/// that every job's fields fall on the same lines.
+/// own fields, then `knobs`, then the runs of the binned counters, `hot`,
+/// then `stats`, whose directions' counters and latency statistics come
+/// first), the rest after. With hundreds of jobs a job's state has left
+/// the cache by the time it runs again, and each line it touches is a
+/// miss: packed, an I/O touches about 15 of the job's lines instead of 21
+/// (the scale bench's 1000-cgroup case; bench/README.md, seventh pass),
+/// and with the runs about 11 (eighth pass). Moving a field changes no
+/// result, only the speed. Aligned to a cache line, so that every job's
+/// fields fall on the same lines.
 #[repr(C, align(64))]
 pub(crate) struct Job {
     pub(crate) phase: Phase,
@@ -144,6 +148,9 @@ pub(crate) struct Job {
     map: Option<RandomMap>,
     /// The options read on every I/O (copies of `cfg.spec`'s).
     knobs: Knobs,
+    /// The per-I/O distributions of `stats`, as runs not yet written there
+    /// (hot_stats.rs): `fold` them before reading `stats`.
+    hot: HotStats,
     pub stats: JobStats,
     // cold from here on
     pub cfg: JobConfig,
@@ -306,6 +313,7 @@ impl Job {
             last_sample_ios: [0; 2],
             stats,
             knobs: Knobs::of(&cfg),
+            hot: HotStats::default(),
             cfg,
             replay: None,
             #[cfg(test)]
