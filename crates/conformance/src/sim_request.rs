@@ -19,17 +19,17 @@ use crate::share::RealSide;
 use crate::sim::{CappedAs, LoopAs, SimChoices};
 use blklab_core::sim::sched_features::SchedFeatures;
 
-/// The CPU time of one loop work item per request, per loop level, in the
-/// guest expression: the `loop_workfn` time per request traced in the 6.1
-/// guest (4.2 µs with bfq 1j-qd1, 4.0 µs with 1j-qd32; tracing's own cost
-/// included; docs/fidelity/cpus.md, "The QEMU guests, measured"). The
-/// probe cannot give it: in the guest the loop work runs while fio is
-/// switched out inside its submit call, so fio's QD1 clat (2.5-2.7 µs)
-/// holds none of it (`--sim-loop worker` without NS derives 1 µs, the
-/// floor, from it). Simplified: the same figure on both levels of the
-/// stacked capped disk (the upper level only resubmits, the lower one
-/// copies; no trace splits them) and on 6.12, whose traced 7.3 µs
-/// (1j-qd1; 5.0 in batches) holds more of tracing's cost than its own
+/// The CPU time of the loop work per request, per loop level, in the
+/// guest expression: the guests' traced `loop_workfn` time on the capped
+/// cases, 7.4-8.7 µs per request of the upper device over both levels on
+/// debian-6.12 and 8.3-8.5 µs on debian-6.1 (3.7-4.4 µs per level; the
+/// `guest sched trace` notes, vm/sched_trace.rs), and 4.0-4.2 µs on the 6.1
+/// guest's single loop device (docs/fidelity/cpus.md); tracing's own cost
+/// included. The probe cannot give it: in the guest the loop work runs
+/// while fio is switched out inside its submit call, so fio's QD1 clat
+/// holds none of it (`--sim-loop worker` without NS derives the 1 µs floor
+/// from it). Simplified: the same figure on both levels of the stacked
+/// capped disk (the trace gives their sum, not the split)
 /// (docs/fidelity/conformance-vm.md, "The guest's machine").
 pub const GUEST_LOOP_WORKER_NS: u64 = 4_000;
 
