@@ -18,9 +18,10 @@ pub struct Args {
     pub quick: bool,
     pub markdown: bool,
     pub sim_only: bool,
-    /// How the simulator expresses the host (`--sim-cpus`,
-    /// `--sim-capped-disk`, `--sim-loop`).
-    pub sim: sim::SimChoices,
+    /// How the simulator should express the host (`--sim-cpus`,
+    /// `--sim-capped-disk`, `--sim-loop`, ...); what is not given depends
+    /// on the real side (`SimRequest::for_side`).
+    pub sim: blklab_conformance::sim_request::SimRequest,
     /// `--guest-files DIR`.
     pub guest_files: Option<std::path::PathBuf>,
     pub show: bool,
@@ -141,6 +142,13 @@ pub fn main(a: &Args) -> u8 {
             return exit::ERROR;
         }
     };
+    // every kernel's expression checked before anything runs
+    for k in &kernels {
+        if let Err(e) = a.sim.for_side(side_of(k)) {
+            eprintln!("blklab conformance: {e}");
+            return exit::ERROR;
+        }
+    }
     if a.repeat == 0 {
         eprintln!("blklab conformance: --repeat must be at least 1");
         return exit::ERROR;
@@ -160,7 +168,7 @@ pub fn main(a: &Args) -> u8 {
                         c,
                         &sim::SimDevice {
                             hz: vm::sim_hz(k),
-                            sim: a.sim,
+                            sim: sim_of(a, k),
                             ..sim::SimDevice::placeholder(&switches)
                         },
                         &loop_device::RawSpeed::default(),
@@ -191,7 +199,7 @@ pub fn main(a: &Args) -> u8 {
         quick: a.quick,
         sim_only: a.sim_only,
         real_side: RealSide::Host,
-        sim: a.sim,
+        sim: sim_of(a, "host"),
         guest_files: a.guest_files.clone(),
     };
     let mut status = exit::OK;
@@ -207,6 +215,20 @@ pub fn main(a: &Args) -> u8 {
         }
     }
     status
+}
+
+/// The machine kernel `k`'s real side runs on.
+fn side_of(k: &str) -> RealSide {
+    if k == "host" {
+        RealSide::Host
+    } else {
+        RealSide::Qemu
+    }
+}
+
+/// The simulator's expression against kernel `k` (checked in `main`).
+fn sim_of(a: &Args, k: &str) -> sim::SimChoices {
+    a.sim.for_side(side_of(k)).unwrap_or_default()
 }
 
 /// Print progress on stdout (stderr with --markdown, whose table is stdout).
@@ -251,7 +273,7 @@ fn run_host(a: &Args, env: &env::HostEnv, selected: &[Case], opts: &Options) -> 
         eprintln!("  (--sim-only runs the simulator side alone)");
         return exit::HOST_UNSUITABLE;
     }
-    let header = render::host_summary(env);
+    let header = format!("{}; {}", render::host_summary(env), opts.sim.describe());
     progress(a, &format!("{header}\n"));
     let mut raw = None;
     let switches = sim::host_switches();
@@ -276,7 +298,15 @@ fn print_each(a: &Args) -> impl FnMut(&CaseResult) + '_ {
 }
 
 fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
-    let header = format!("kernel {kernel} under QEMU (TCG, icount), cgroup v2");
+    let opts = Options {
+        real_side: RealSide::Qemu,
+        sim: sim_of(a, kernel),
+        ..opts.clone()
+    };
+    let header = format!(
+        "kernel {kernel} under QEMU (TCG, icount), cgroup v2; {}",
+        opts.sim.describe()
+    );
     progress(
         a,
         &format!(
@@ -284,10 +314,6 @@ fn run_vm(a: &Args, kernel: &str, selected: &[Case], opts: &Options) -> u8 {
             selected.len()
         ),
     );
-    let opts = Options {
-        real_side: RealSide::Qemu,
-        ..opts.clone()
-    };
     let results = vm::run_kernel(kernel, selected, &opts, print_each(a));
     match results {
         Ok(r) => finish(a, &header, &r),

@@ -116,3 +116,60 @@ fn cfs_gives_the_light_chain_the_race_and_eevdf_shares_it() {
     // 6.12: A far below (real 212-225)
     assert!((120.0..=300.0).contains(&a612), "6.12 A {a612}");
 }
+
+/// Against a QEMU kernel the harness's default is the guest's machine this
+/// file's scenario is (one CPU, both loop levels' workers at 4 µs, wake-up
+/// preemption); `--sim-cpus 0` and the host keep the free host.
+#[test]
+fn the_harness_expresses_a_qemu_guest_as_its_own_machine_by_default() {
+    let show = |args: &[&str]| {
+        let mut all = vec!["conformance", "--show", "capped-qd1-beside-qd128"];
+        all.extend_from_slice(args);
+        let o = blklab(&all);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let guest = show(&["--kernel", "debian-6.12"]);
+    assert!(
+        guest.contains("[host]\ncpus = 1\nwakeup_preempt = true\n"),
+        "{guest}"
+    );
+    assert_eq!(guest.matches("worker_ns = 4000").count(), 2, "{guest}");
+    for free in [
+        show(&["--kernel", "debian-6.12", "--sim-cpus", "0"]),
+        show(&["--kernel", "host"]),
+    ] {
+        assert!(!free.contains("[host]"), "{free}");
+        assert!(!free.contains("worker_ns"), "{free}");
+    }
+    // an option given keeps its value: the guest's CPU with null_blk
+    let nullb = show(&[
+        "--kernel",
+        "debian-6.1",
+        "--sim-loop",
+        "nullb",
+        "--sim-wakeup-preempt=false",
+    ]);
+    assert!(nullb.contains("[host]\ncpus = 1\n"), "{nullb}");
+    assert!(
+        !nullb.contains("wakeup_preempt") && !nullb.contains("worker_ns"),
+        "{nullb}"
+    );
+    // a CPU option without CPUs is refused, naming the option
+    let o = blklab(&[
+        "conformance",
+        "--show",
+        "--kernel",
+        "debian-6.12",
+        "--sim-cpus",
+        "0",
+        "--sim-wakeup-preempt",
+        "capped-qd1-beside-qd128",
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--sim-wakeup-preempt needs --sim-cpus > 0"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -19,6 +19,7 @@ pub mod render;
 pub mod result;
 pub mod share;
 pub mod sim;
+pub mod sim_request;
 pub mod vm;
 
 use blklab_host::resources::Resources;

@@ -49,8 +49,8 @@ impl std::str::FromStr for CappedAs {
 /// and the task are woken once each per QD1 request; or `worker:NS` for a
 /// given `worker_ns`); on the stacked capped disk both loop levels get
 /// workers of that cost, the lower one over a tmpfs file. Chosen with
-/// `blklab conformance --sim-loop`, an experiment
-/// (docs/fidelity/conformance.md): the judged runs use the default.
+/// `blklab conformance --sim-loop`; the default is `nullb` against this
+/// host and `worker:4000` against a QEMU guest (sim_request.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LoopAs {
     #[default]
@@ -74,7 +74,8 @@ impl std::str::FromStr for LoopAs {
 
 /// How the simulated side expresses the real one's host: its CPUs, the
 /// capped disk, the loop device (`--sim-cpus`, `--sim-capped-disk`,
-/// `--sim-loop`); the default is what the judged runs use.
+/// `--sim-loop`), as resolved for the real side
+/// (`sim_request::SimRequest::for_side`); `Default` is the free host.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SimChoices {
     /// The scenario's `[host] cpus`; 0 = the free host.
