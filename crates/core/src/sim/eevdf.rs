@@ -448,6 +448,52 @@ mod tests {
         assert_eq!(q.lag(2), 46_146);
     }
 
+    /// The ratchet of docs/fidelity/bfq.md, "kblockd's lag": a nice -20
+    /// kworker woken while a nice-0 task holds the CPU (kblockd woken by
+    /// `blk_mq_do_dispatch_sched`'s hand-off, which waits for the
+    /// submitter's return to user space) is owed almost all of that wait
+    /// (its weight is 98.9 % of the queue's) and pays back only 1.1 % of
+    /// its own run: every such cycle adds to the lag it sleeps with,
+    /// until `entity_lag`'s bound. Placed with that lag, it moves V by
+    /// the lag × its weight / the others' load.
+    #[test]
+    fn a_nice_minus_20_kworker_that_waits_each_time_sleeps_with_the_bounded_lag() {
+        let mut q = Eevdf::new(1, 4_000_000, SchedFeatures::default());
+        q.add(NICE_M20_WEIGHT);
+        q.enqueue(0, 0);
+        q.set_next(0, 0);
+        let mut now: Ns = 0;
+        let mut lags = Vec::new();
+        for _ in 0..600 {
+            now += 20_000;
+            q.enqueue(1, now);
+            // task 0 goes on 8 µs to its preemption point, kblockd runs 3 µs
+            now += 8_000;
+            q.update_curr(0, now);
+            q.put_prev(0);
+            assert_eq!(q.pick_next(None), Some(1));
+            q.set_next(1, now);
+            now += 3_000;
+            q.update_curr(1, now);
+            q.dequeue_sleep(1);
+            assert!(!q.ents[1].on_rq, "left eligible, with its lag");
+            lags.push(q.ents[1].vlag);
+            q.set_next(0, now);
+        }
+        // about 8,000 × 1024 / 89,785 = 91 ns of virtual lag a cycle
+        assert!((85..=95).contains(&lags[0]), "{}", lags[0]);
+        assert!(lags.windows(2).all(|w| w[1] >= w[0]));
+        assert_eq!(*lags.last().unwrap(), 46_146, "the 4 ms tick at its weight");
+        // placed with it beside task 0 alone, V drops by 46,146 × 88,761 /
+        // 1024 = 4.0 ms: task 0 is 4 ms past V, not eligible
+        q.update_curr(0, now + 20_000);
+        let v0 = q.ents[0].vruntime;
+        q.enqueue(1, now + 20_000);
+        let v = q.avg_vruntime();
+        assert!((3_990_000..=4_010_000).contains(&(v0 - v)), "{}", v0 - v);
+        assert!(!q.eligible(0));
+    }
+
     /// Tasks 0 and 1 queued at 0, task 0 running until `until_ns`.
     fn task_0_ran_while_1_waited(features: &str, until_ns: Ns) -> Eevdf {
         let mut q = two_with(features);
