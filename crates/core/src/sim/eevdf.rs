@@ -448,7 +448,8 @@ mod tests {
         assert_eq!(q.lag(2), 46_146);
     }
 
-    /// The ratchet of docs/fidelity/bfq.md, "kblockd's lag": a nice -20
+    /// The ratchet of docs/fidelity/bfq-qemu.md ("The lock-step checked
+    /// against 6.12's fair.c and workqueue.c", item b): a nice -20
     /// kworker woken while a nice-0 task holds the CPU (kblockd woken by
     /// `blk_mq_do_dispatch_sched`'s hand-off, which waits for the
     /// submitter's return to user space) is owed almost all of that wait
