@@ -1,17 +1,17 @@
 //! The loop driver's workers' state (drivers/block/loop.c: `struct
 //! loop_worker`, `lo->worker_tree`): one per (loop device, blkcg), its
 //! command list and its work item on the loop workqueue; and the kworkers
-//! of the unbound pool that execute the items (`machine::workqueue`). What
+//! of the unbound pool that execute the items (`sim::workqueue`). What
 //! they do is in `machine::loop_worker`.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::block::blk_cgroup::CgId;
 use crate::block::request::ReqId;
-use crate::machine::workqueue::{KworkerId, WorkId, WorkerPool};
 use crate::sim::cpus::TaskId;
 use crate::sim::engine::DevId;
 use crate::sim::time::Ns;
+use crate::sim::workqueue::{KworkerId, WorkId, WorkerPool};
 
 /// A kworker's event is not due (idle, or waiting in the run queue).
 pub(crate) const NOT_DUE: Ns = Ns::MAX;

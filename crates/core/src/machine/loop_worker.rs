@@ -21,7 +21,7 @@
 //!   interrupt.
 //!
 //! The work items run on the kworkers of one unbound pool shared by every
-//! loop device (`machine::workqueue`: the loop workqueues are `WQ_UNBOUND`
+//! loop device (`sim::workqueue`: the loop workqueues are `WQ_UNBOUND`
 //! with the same attributes, so they share their pool): a queued item
 //! wakes the pool's first idle kworker; a kworker done with an item takes
 //! the next one waiting without sleeping, whichever device or blkcg it is
@@ -44,7 +44,6 @@
 //! a tag or an rq_qos budget does not hold up its next command).
 
 use super::kernel::{Kernel, Running};
-use super::workqueue::{KworkerId, WorkId};
 use crate::block::blk_mq::{stack, BlkMq};
 use crate::block::disk::Lower;
 use crate::block::request::ReqId;
@@ -52,6 +51,7 @@ use crate::drivers::loop_worker::{KworkerRun, LoopWorker, NOT_DUE};
 use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
+use crate::sim::workqueue::{KworkerId, WorkId};
 use crate::syscall::Tasks;
 
 impl Kernel {

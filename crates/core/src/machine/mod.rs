@@ -10,7 +10,6 @@ mod loop_worker;
 mod phases;
 mod sched;
 mod stacking;
-pub(crate) mod workqueue;
 
 pub use crate::sim::cpu::CpuCosts;
 pub use crate::workload::JobConfig;

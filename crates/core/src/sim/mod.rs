@@ -1,6 +1,7 @@
 //! The simulation engine under the model: the event queue, simulated time,
 //! seeded random streams, arenas, kernel-behaviour switches, the trace
-//! writer and the kernel's error codes. Nothing here knows the block layer.
+//! writer, the kernel's error codes, and the host's CPUs with their
+//! scheduler and workqueue pools. Nothing here knows the block layer.
 
 pub mod background;
 pub mod cfs;
@@ -20,3 +21,4 @@ pub mod switches;
 pub mod time;
 pub mod timer;
 pub mod trace;
+pub(crate) mod workqueue;
