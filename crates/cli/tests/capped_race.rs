@@ -15,28 +15,19 @@ use common::*;
 /// --sim-loop worker:4000 --sim-wakeup-preempt` builds it (the workers' CPU,
 /// 4 µs per request at each level), with the guests' measured fio submit
 /// (17.3 µs).
-const SCENARIO: &str = r#"
+fn scenario() -> String {
+    format!("{RUN}{GUEST_MACHINE_LOOP99}{REST}")
+}
+
+const RUN: &str = r#"
 [run]
 seed = 1
 hz = 250
 submit_ns = 17300
 reap_ns = 1000
+"#;
 
-[host]
-cpus = 1
-wakeup_preempt = true
-
-[[device]]
-name = "loop99"
-devno = "7:99"
-scheduler = "none"
-queue_depth = 128
-nr_requests = 128
-rotational = false
-capacity = "67108864"
-[device.model]
-kind = "loop"
-backend = "loop99lower"
+const REST: &str = r#"backend = "loop99lower"
 worker_ns = 4000
 
 [[device]]
@@ -79,7 +70,7 @@ fn split(profile: &str, features: &str) -> (f64, f64) {
 fn split_at(profile: &str, features: &str, submit_ns: u64) -> (f64, f64) {
     let o = run_text(
         &format!("capped-race-{profile}-{submit_ns}"),
-        SCENARIO,
+        &scenario(),
         &[
             "--kernel-profile",
             profile,

@@ -17,34 +17,16 @@ mod common;
 use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
 use common::*;
 
-/// The loop worker's cost per request in the guest expression
-/// (`GUEST_LOOP_WORKER_NS`, crates/conformance/src/sim_request.rs).
-const WORKER_NS: u64 = 4_000;
+/// The loop worker's cost per request in the guest expression.
+const WORKER_NS: u64 = blklab_conformance::sim_request::GUEST_LOOP_WORKER_NS;
 
-/// The probe on the guest expression's machine; `SUBMIT_NS` is replaced.
-const PROBE: &str = r#"
-[run]
-seed = 1
-hz = 250
-submit_ns = SUBMIT_NS
-reap_ns = 1000
+/// The probe on the guest expression's machine with fio's submit cost
+/// `submit_ns`.
+fn probe_toml(submit_ns: u64) -> String {
+    format!("\n[run]\nseed = 1\nhz = 250\nsubmit_ns = {submit_ns}\nreap_ns = 1000\n{GUEST_MACHINE_LOOP99}worker_ns = {WORKER_NS}\n{PROBE_REST}")
+}
 
-[host]
-cpus = 1
-wakeup_preempt = true
-
-[[device]]
-name = "loop99"
-devno = "7:99"
-scheduler = "none"
-queue_depth = 128
-nr_requests = 128
-rotational = false
-capacity = "67108864"
-[device.model]
-kind = "loop"
-backing = "tmpfs"
-worker_ns = 4000
+const PROBE_REST: &str = r#"backing = "tmpfs"
 
 [[job]]
 label = "raw"
@@ -58,7 +40,7 @@ device = "loop99"
 fn probe(profile: &str, submit_ns: u64) -> (f64, f64) {
     let dir = scratch(&format!("guest-probe-{profile}-{submit_ns}"));
     let p = dir.join("probe.toml");
-    std::fs::write(&p, PROBE.replace("SUBMIT_NS", &submit_ns.to_string())).unwrap();
+    std::fs::write(&p, probe_toml(submit_ns)).unwrap();
     let o = blklab(&[
         "run",
         "--output-format",
