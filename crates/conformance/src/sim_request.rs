@@ -13,7 +13,8 @@
 //!   per level, wake-up preemption on (a woken kworker takes the CPU from
 //!   fio, as the guests' scheduler traces show; docs/fidelity/cpus.md), and
 //!   fio's submit cost from the guest's own probe (`raw.slat_ns`, as on
-//!   every side). `--sim-cpus 0` gives the free host for comparison.
+//!   every side; it holds the loop work too, which this machine charges
+//!   again: docs/fidelity/guest-slat.md). `--sim-cpus 0` gives the free host for comparison.
 
 use crate::share::RealSide;
 use crate::sim::{CappedAs, LoopAs, SimChoices};

@@ -109,3 +109,24 @@ pub fn run_text(name: &str, toml: &str, args: &[&str]) -> std::process::Output {
     assert!(o.status.success(), "{}", stderr(&o));
     o
 }
+
+/// The QEMU guest's machine as `blklab conformance --show` expresses it
+/// against a QEMU kernel (one CPU, wake-up preemption) and its loop device
+/// `loop99` up to the model's kind: the caller adds the model's own keys
+/// (sim_request.rs, sim.rs's `scenario_text`).
+pub const GUEST_MACHINE_LOOP99: &str = r#"
+[host]
+cpus = 1
+wakeup_preempt = true
+
+[[device]]
+name = "loop99"
+devno = "7:99"
+scheduler = "none"
+queue_depth = 128
+nr_requests = 128
+rotational = false
+capacity = "67108864"
+[device.model]
+kind = "loop"
+"#;
