@@ -288,20 +288,18 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
             Some(raw.clat_ns.saturating_sub(REAP_NS + wakes_ns).max(1_000))
         }
     };
+    // one loop level's device model: a tmpfs loop with its workers, or
+    // null_blk completing in `levels` loop layers' measured time
+    let loop_model = |levels: u64| match worker_ns {
+        Some(ns) => format!("kind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {ns}"),
+        None => format!(
+            "kind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
+            levels * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
+        ),
+    };
     match &case.device {
-        HostDevice::Loop if worker_ns.is_some() => {
-            let _ = writeln!(
-                s,
-                "[device.model]\nkind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {}",
-                worker_ns.unwrap_or_default()
-            );
-        }
         HostDevice::Loop => {
-            let _ = writeln!(
-                s,
-                "[device.model]\nkind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
-                raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
-            );
+            let _ = writeln!(s, "[device.model]\n{}", loop_model(1));
         }
         HostDevice::Capped { lower_limit } if stacked => {
             // upper loop over lower loop: each level's own queue. By
@@ -313,19 +311,10 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
             // the lower one's copying from its tmpfs file in `worker_ns`
             // (the same figure for both: no measured split between them)
             let (lname, ldevno) = lower_of(dev);
-            let (upper_worker, lower_model) = match worker_ns {
-                Some(ns) => (
-                    format!("\nworker_ns = {ns}"),
-                    format!("kind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = {ns}"),
-                ),
-                None => (
-                    String::new(),
-                    format!(
-                        "kind = \"nullb\"\nirqmode = 2\nhw_queue_depth = 128\ncompletion_nsec = {}",
-                        2 * raw.clat_ns.saturating_sub(REAP_NS).max(1_000)
-                    ),
-                ),
-            };
+            let upper_worker = worker_ns
+                .map(|ns| format!("\nworker_ns = {ns}"))
+                .unwrap_or_default();
+            let lower_model = loop_model(2);
             let _ = writeln!(
                 s,
                 "[device.model]\nkind = \"loop\"\nbackend = \"{lname}\"{upper_worker}\n\n[[device]]\nname = \"{lname}\"\ndevno = \"{ldevno}\"\nrotational = {}\ncapacity = \"{}\"\n[device.model]\n{lower_model}",
