@@ -361,21 +361,25 @@ pub fn iodepth_batch_bin(n: u32) -> usize {
     }
 }
 
+/// The upper edges (exclusive) of the latency_ns and latency_us bins, in
+/// their table's unit (fio's `io_u_lat_n`/`io_u_lat_u` labels).
+const LAT_EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+/// The same for latency_ms, whose last bin (>= 2000) is open.
+const LAT_MS_EDGES: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
 /// `latency_ns`/`latency_us`/`latency_ms` bins from a clat in ns: (which table, bin).
 /// Tables: 0 = ns (2,4,10,20,50,100,250,500,750,1000), 1 = µs (same labels),
 /// 2 = ms (2,4,10,20,50,100,250,500,750,1000,2000,>=2000).
 pub fn latency_bin(ns: u64) -> (usize, usize) {
-    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
     if ns < 1000 {
-        return (0, EDGES.iter().position(|&e| ns < e).unwrap_or(9));
+        return (0, LAT_EDGES.iter().position(|&e| ns < e).unwrap_or(9));
     }
     let us = ns / 1000;
     if us < 1000 {
-        return (1, EDGES.iter().position(|&e| us < e).unwrap_or(9));
+        return (1, LAT_EDGES.iter().position(|&e| us < e).unwrap_or(9));
     }
     let ms = us / 1000;
-    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
-    (2, MS.iter().position(|&e| ms < e).unwrap_or(11))
+    (2, LAT_MS_EDGES.iter().position(|&e| ms < e).unwrap_or(11))
 }
 
 /// The ns values [`latency_bin`] puts in bin `bin` of table `table`, as
@@ -383,12 +387,10 @@ pub fn latency_bin(ns: u64) -> (usize, usize) {
 /// comparison, for a caller that checks whether a sample falls where the
 /// previous one did). The last ms bin is open: it runs to `u64::MAX`.
 pub fn latency_bin_span(table: usize, bin: usize) -> (u64, u64) {
-    const EDGES: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
-    const MS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
     let (unit, edges): (u64, &[u64]) = match table {
-        0 => (1, &EDGES),
-        1 => (1_000, &EDGES),
-        _ => (1_000_000, &MS),
+        0 => (1, &LAT_EDGES),
+        1 => (1_000, &LAT_EDGES),
+        _ => (1_000_000, &LAT_MS_EDGES),
     };
     // the first bin of the µs and ms tables starts where the table does
     let lo = match bin {
