@@ -14,6 +14,7 @@
 //! woken worker waits until fio blocks: the slat is the submit cost alone.
 
 mod common;
+use blklab_conformance::metrics::Metric;
 use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
 use common::*;
 
@@ -53,8 +54,11 @@ fn probe(profile: &str, submit_ns: u64) -> (f64, f64) {
     assert!(o.status.success(), "{}", stderr(&o));
     let jobs = blklab_conformance::metrics::from_fio_json(&stdout(&o)).unwrap();
     let m = &jobs.first().expect("the probe's job").1;
-    // metrics in µs: [2] slat mean, [3] clat mean
-    (m.0[2] * 1000.0, m.0[3] * 1000.0)
+    // the metrics are in µs
+    (
+        m.get(Metric::SlatMean) * 1000.0,
+        m.get(Metric::ClatMean) * 1000.0,
+    )
 }
 
 #[test]
