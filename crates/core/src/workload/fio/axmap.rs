@@ -1,49 +1,32 @@
 //! fio's random map (`lib/axmap.c`): which blocks of a job's region the
 //! current pass has covered.
 
+use super::axmap_table::{BitTable, CHUNK_BITS};
 use crate::sim::prefetch::read as prefetch_read;
 
 /// One level of the random map, 64 bits per word. A level larger than
-/// `FLAT_MAX` words is cut into chunks of `CHUNK_WORDS` words, each kept as the
-/// sorted list of its set bits (2 bytes a bit) until the list would outgrow
-/// half the chunk's bitmap: a job that touched few blocks of a large
-/// device pays for what it touched, one that covered its region pays fio's
-/// one bit per block. The representation never changes an answer.
+/// `FLAT_MAX` words is cut into chunks of `CHUNK_WORDS` words, each kept as a
+/// table of its set bits (axmap_table.rs, 2 bytes a slot) until the table
+/// would outgrow half the chunk's bitmap: a job that touched few blocks of a
+/// large device pays for what it touched, one that covered its region pays
+/// fio's one bit per block. The representation never changes an answer.
 enum Words {
     Flat(Vec<u64>),
     Chunked(Vec<Chunk>, usize),
 }
 
 enum Chunk {
-    List(Vec<u16>),
+    Table(BitTable),
     Bits(Box<[u64]>),
 }
 
 /// Levels up to this many words (64 KiB) are plain vectors.
 const FLAT_MAX: usize = 1 << 13;
-/// 64 Ki bits per chunk, so that a bit's place in its chunk fits a u16.
-const CHUNK_WORDS: usize = 1 << 10;
-/// A chunk's list turns into a bitmap past this many bits (4 KiB of list).
-const CHUNK_LIST_MAX: usize = 2048;
-
-/// Where `v` goes in a chunk's sorted list. Random blocks spread evenly over
-/// a chunk, so the list's rank of `v` is close to its proportional place: a
-/// guess there and a short walk touch a cache line or two where a binary
-/// search would miss the cache at every step.
-fn lower_bound(l: &[u16], v: u32) -> usize {
-    let n = l.len();
-    let mut i = (v as usize * n) >> 16;
-    if i < n && (l[i] as u32) < v {
-        while i < n && (l[i] as u32) < v {
-            i += 1;
-        }
-    } else {
-        while i > 0 && (l[i - 1] as u32) >= v {
-            i -= 1;
-        }
-    }
-    i
-}
+/// 32 Ki bits per chunk, so that a bit's place in its chunk fits 15 bits.
+const CHUNK_WORDS: usize = CHUNK_BITS as usize / 64;
+/// A chunk's table turns into a bitmap rather than grow past this many slots
+/// (2 KiB of 2-byte slots, half the chunk's 4 KiB bitmap).
+const CHUNK_TABLE_MAX_SLOTS: usize = CHUNK_WORDS * size_of::<u64>() / 2 / size_of::<u16>();
 
 /// Set the bits `x` of `word`; returns the word as it was.
 fn or_word(word: &mut u64, x: u64) -> u64 {
@@ -58,7 +41,10 @@ impl Words {
             Words::Flat(vec![0; len])
         } else {
             let chunks = len.div_ceil(CHUNK_WORDS);
-            Words::Chunked((0..chunks).map(|_| Chunk::List(Vec::new())).collect(), len)
+            Words::Chunked(
+                (0..chunks).map(|_| Chunk::Table(BitTable::new())).collect(),
+                len,
+            )
         }
     }
 
@@ -74,20 +60,13 @@ impl Words {
             Words::Flat(v) => v[w],
             Words::Chunked(chunks, _) => match &chunks[w / CHUNK_WORDS] {
                 Chunk::Bits(b) => b[w % CHUNK_WORDS],
-                Chunk::List(l) => {
-                    let lo = (w % CHUNK_WORDS) as u32 * 64;
-                    let i = lower_bound(l, lo);
-                    l[i..]
-                        .iter()
-                        .take_while(|&&x| (x as u32) < lo + 64)
-                        .fold(0, |acc, &x| acc | 1 << (x as u32 - lo))
-                }
+                Chunk::Table(t) => t.word((w % CHUNK_WORDS) as u32 * 64),
             },
         }
     }
 
     /// Ask the CPU to start loading what `get(w)` will read (the word, or
-    /// the part of the chunk's list where `w`'s bits would be), without
+    /// the slots of the chunk's table where `w`'s bits would be), without
     /// waiting for it. A hint only: nothing changes whatever `w` is.
     fn prefetch(&self, w: usize) {
         let p: *const u8 = match self {
@@ -95,11 +74,11 @@ impl Words {
             Words::Flat(_) => return self.prefetch_entry(w),
             Words::Chunked(chunks, _) => match chunks.get(w / CHUNK_WORDS) {
                 Some(Chunk::Bits(b)) => (&b[w % CHUNK_WORDS] as *const u64).cast(),
-                Some(Chunk::List(l)) if !l.is_empty() => {
-                    let i = ((w % CHUNK_WORDS) * 64 * l.len()) >> 16;
-                    (&l[i.min(l.len() - 1)] as *const u16).cast()
-                }
-                _ => return,
+                Some(Chunk::Table(t)) => match t.word_slot((w % CHUNK_WORDS) as u32 * 64) {
+                    Some(p) => p.cast(),
+                    None => return,
+                },
+                None => return,
             },
         };
         prefetch_read(p);
@@ -125,7 +104,7 @@ impl Words {
 
     /// Set the bits `x` in word `w` and return the word as it was (bits
     /// are cleared only by `clear`): one look for the word in a chunk's
-    /// list where a `get` and a set would take two.
+    /// table where a `get` and a set would take two.
     fn fetch_or(&mut self, w: usize, x: u64) -> u64 {
         match self {
             Words::Flat(v) => or_word(&mut v[w], x),
@@ -133,37 +112,25 @@ impl Words {
                 let c = &mut chunks[w / CHUNK_WORDS];
                 match c {
                     Chunk::Bits(b) => or_word(&mut b[w % CHUNK_WORDS], x),
-                    Chunk::List(l) => {
+                    Chunk::Table(t) => {
                         let lo = (w % CHUNK_WORDS) as u32 * 64;
-                        let start = lower_bound(l, lo);
-                        let old = l[start..]
-                            .iter()
-                            .take_while(|&&v| (v as u32) < lo + 64)
-                            .fold(0, |acc, &v| acc | 1 << (v as u32 - lo));
-                        // the word's bits are l[start..] in order: a new
-                        // bit goes after those below it
-                        let mut now = old;
+                        let old = t.word(lo);
                         let mut add = x & !old;
                         while add != 0 {
-                            let pos = add.trailing_zeros();
+                            if t.full() {
+                                if t.slots() >= CHUNK_TABLE_MAX_SLOTS {
+                                    let mut b = vec![0u64; CHUNK_WORDS].into_boxed_slice();
+                                    for v in t.places() {
+                                        b[v as usize / 64] |= 1 << (v % 64);
+                                    }
+                                    b[w % CHUNK_WORDS] |= add;
+                                    *c = Chunk::Bits(b);
+                                    return old;
+                                }
+                                *t = t.grown();
+                            }
+                            t.insert(lo + add.trailing_zeros());
                             add &= add - 1;
-                            let below = now & ((1u64 << pos) - 1);
-                            if l.len() == l.capacity() {
-                                // grow by an eighth, not twice: a list's
-                                // spare room is memory the map holds for
-                                // nothing (the copy is small beside the
-                                // insertion's own shift)
-                                l.reserve_exact((l.len() / 8).max(8));
-                            }
-                            l.insert(start + below.count_ones() as usize, (lo + pos) as u16);
-                            now |= 1 << pos;
-                        }
-                        if l.len() > CHUNK_LIST_MAX {
-                            let mut b = vec![0u64; CHUNK_WORDS].into_boxed_slice();
-                            for &v in l.iter() {
-                                b[v as usize / 64] |= 1 << (v % 64);
-                            }
-                            *c = Chunk::Bits(b);
                         }
                         old
                     }
@@ -178,7 +145,7 @@ impl Words {
             Words::Chunked(chunks, _) => {
                 for c in chunks {
                     match c {
-                        Chunk::List(l) => l.clear(),
+                        Chunk::Table(t) => t.clear(),
                         Chunk::Bits(b) => b.fill(0),
                     }
                 }
@@ -471,16 +438,16 @@ mod tests {
 
     #[test]
     fn sparse_and_dense_maps_agree_until_full() {
-        // 1 Mi blocks: 16 chunks of level-0 words start as lists of set bits,
-        // then become bitmaps
+        // 1 Mi blocks: 32 chunks of level-0 words start as tables of set
+        // bits, then become bitmaps
         let n = 1 << 20;
         let mut sparse = RandomMap::new(n);
         let mut dense = RandomMap::build(n, true);
-        let lists = |m: &RandomMap| match &m.levels[0] {
-            Words::Chunked(c, _) => c.iter().filter(|c| matches!(c, Chunk::List(_))).count(),
+        let tables = |m: &RandomMap| match &m.levels[0] {
+            Words::Chunked(c, _) => c.iter().filter(|c| matches!(c, Chunk::Table(_))).count(),
             Words::Flat(_) => 0,
         };
-        assert_eq!(lists(&sparse), 16);
+        assert_eq!(tables(&sparse), 32);
         let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
         for i in 0..n {
             x = x
@@ -500,7 +467,7 @@ mod tests {
             assert_eq!(sparse.mark(b, 1), 1);
             assert_eq!(dense.mark(b, 1), 1);
         }
-        assert_eq!(lists(&sparse), 0);
+        assert_eq!(tables(&sparse), 0);
         assert_eq!(sparse.next_free(12345), None);
         assert!((0..n).all(|b| sparse.is_used(b)));
     }
@@ -508,28 +475,24 @@ mod tests {
     #[test]
     fn sparse_and_dense_maps_agree_on_multi_block_marks() {
         // marks of 1 to 80 blocks, so that one mark sets several bits of a
-        // word's list at once, across words, over blocks partly used
+        // word's table at once, across words, over blocks partly used
         let n = 1 << 20;
         let mut sparse = RandomMap::new(n);
         let mut dense = RandomMap::build(n, true);
-        // the lists stay sorted (lower_bound's premise)
-        let lists_sorted = |m: &RandomMap| {
+        // the marks go through tables (then through bitmaps as chunks fill)
+        let tables = |m: &RandomMap| {
             let Words::Chunked(chunks, _) = &m.levels[0] else {
                 panic!("a 1 Mi-block map is chunked");
             };
-            let lists: Vec<&Vec<u16>> = chunks
+            chunks
                 .iter()
-                .filter_map(|c| match c {
-                    Chunk::List(l) => Some(l),
-                    Chunk::Bits(_) => None,
-                })
-                .collect();
-            !lists.is_empty() && lists.iter().all(|l| l.windows(2).all(|p| p[0] < p[1]))
+                .filter(|c| matches!(c, Chunk::Table(_)))
+                .count()
         };
         let mut x: u64 = 0x853c_49e6_748f_ea9b;
         for i in 0..40_000 {
             if i == 500 {
-                assert!(lists_sorted(&sparse), "a list out of order");
+                assert!(tables(&sparse) > 0, "no chunk is a table");
             }
             x = x
                 .wrapping_mul(6_364_136_223_846_793_005)

@@ -15,6 +15,7 @@
 //! `axmap.rs` fio's random map.
 
 mod axmap;
+mod axmap_table;
 mod backend;
 mod hint;
 mod hot_stats;
