@@ -19,7 +19,9 @@
 //!   (`bfq_idle_slice_timer`);
 //! - the delayed re-run of `__blk_mq_do_dispatch_sched`: a pass that got no
 //!   request while the scheduler has work (`bfq_has_work`: requests queued)
-//!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms) later, through
+//!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms, in jiffies) later, as
+//!   the timer wheel runs a delayed work's timer: one tick after that (4-8
+//!   ms at HZ 250, 3-4 ms at HZ 1000; [`Bfq::run_ended_empty`]), through
 //!   `blk_mq_delay_run_hw_queues`, which leaves an already pending delayed
 //!   run where it is (David Jeffery's January 2022 "blk-mq: avoid extending
 //!   delays of active hctx from blk_mq_delay_run_hw_queues", before v6.1,
