@@ -322,3 +322,34 @@ fn at_hz_250_the_rerun_skips_the_next_tick() {
     h.now = 8 * NSEC_PER_MSEC;
     assert_eq!(h.disp(), Some(rb), "injected at the re-run");
 }
+
+/// `bfq_add_request` resets and samples the inject limit only for a request
+/// that is its process's only one (`RQ_BIC(rq)->requests <= 1`, Jan Kara's
+/// f950667356ce, v5.19), not whenever the queue's sort list is empty: a
+/// process with a request still in flight starts no sample and no 1 s
+/// reset; once its requests have finished, its next one does.
+#[test]
+fn the_inject_limit_block_waits_for_the_process_s_only_request() {
+    let (mut h, a, _b) = two_groups();
+    let r1 = h.read(0, a);
+    assert_eq!(h.disp(), Some(r1));
+    let qa = queue_of(&h, 0, a);
+    h.now = 1_100 * NSEC_PER_MSEC;
+    h.bfq.queues[qa as usize].inject_limit = 3;
+    h.bfq.queues[qa as usize].last_serv_time_ns = 20_000;
+    // r1 in flight, A's sort list empty: the process has two requests
+    let r2 = h.read(0, a);
+    assert_eq!(h.bfq.queues[qa as usize].inject_limit, 3, "no 1 s reset");
+    assert_eq!(h.bfq.queues[qa as usize].last_serv_time_ns, 20_000);
+    assert!(!h.bfq.wait_dispatch, "no sample started");
+    h.advance_us(10);
+    h.done(r1);
+    assert_eq!(h.disp(), Some(r2));
+    h.advance_us(10);
+    h.done(r2);
+    // nothing of the process left: its next request resets the limit
+    h.advance_us(10);
+    h.read(0, a);
+    let q = &h.bfq.queues[qa as usize];
+    assert_eq!((q.inject_limit, q.last_serv_time_ns), (0, 0), "reset");
+}
