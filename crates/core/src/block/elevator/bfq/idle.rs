@@ -194,8 +194,9 @@ impl Bfq {
         None
     }
 
-    /// The sampling part of `bfq_add_request` for a sync queue that was
-    /// empty: periodically reset the inject limit, and start measuring the
+    /// The sampling part of `bfq_add_request` for a sync request that is
+    /// its process's only one in the scheduler or the drive (`bic->requests`
+    /// <= 1): periodically reset the inject limit, and start measuring the
     /// total service time of this request when the drive is empty (or
     /// holds injected requests).
     pub(super) fn inject_sampling_on_arrival(&mut self, q: u32) {

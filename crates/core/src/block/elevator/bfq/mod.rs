@@ -38,7 +38,7 @@ use crate::block::bio::Op;
 use crate::block::blk_cgroup::CgId;
 use crate::block::ctx::Ctx;
 use crate::block::disk::DeviceInfo;
-use crate::block::request::{ReqId, Request};
+use crate::block::request::{ReqId, Request, Submitter};
 use crate::sim::slab::Slab;
 use crate::sim::time::{Hz, Ns};
 pub use budget::Reason;
@@ -56,6 +56,8 @@ pub const ASYNC_CHARGE_FACTOR: u64 = 3;
 #[derive(Clone, Copy, Debug, Default)]
 struct BfqRq {
     queue: Option<u32>,
+    /// The process whose `bfq_io_cq` the request counts in.
+    submitter: Submitter,
     sort_key: (u64, u64),
     fifo_key: u64,
     sectors: u64,
@@ -111,6 +113,10 @@ pub struct Bfq {
     lock_free_at: Ns,
     /// Busy queues in activation order (`active_list`), for injection.
     active_list: Vec<u32>,
+    /// `bic->requests` per process: its requests inserted and not yet
+    /// finished (`bfq_init_rq` counts one up, `bfq_finish_requeue_request`
+    /// down).
+    bic_requests: BTreeMap<Submitter, u32>,
     burst: wr::Burst,
     /// Dispatched-request size tracking for the 2021 request-size patch.
     same_size: budget::SameSize,
@@ -174,6 +180,7 @@ impl Bfq {
             peak: peak_rate::PeakRate::new(!dev.rotational),
             lock_free_at: 0,
             active_list: Vec::new(),
+            bic_requests: BTreeMap::new(),
             burst: wr::Burst::default(),
             same_size: budget::SameSize::default(),
             sw_groups_2018: false,
@@ -270,10 +277,14 @@ impl Bfq {
     /// `bfq_add_request`, `bfq_rq_enqueued` and the busy switch.
     fn add_request(&mut self, reqs: &Slab<Request>, id: ReqId, q: u32) {
         let r = reqs.get(id);
-        let (sector, sectors, sync) = (r.sector, r.sectors(), r.sync);
+        let (sector, sectors, sync, who) = (r.sector, r.sectors(), r.sync, r.submitter);
         self.update_ttime_and_seek(q, sector, sectors);
-        let was_empty = self.queues[q as usize].queued() == 0;
-        if was_empty && sync {
+        // Jan Kara's f950667356ce (v5.19): the block of `bfq_add_request`
+        // that resets and samples the inject limit runs when this request
+        // is its process's only one (`RQ_BIC(rq)->requests <= 1`), no
+        // longer whenever the queue's sort list is empty: a process that
+        // keeps several requests in flight does not start samples.
+        if sync && self.bic_requests.get(&who).copied().unwrap_or(0) <= 1 {
             self.inject_sampling_on_arrival(q);
         }
         self.seq += 1;
@@ -287,6 +298,7 @@ impl Bfq {
         {
             let s = self.slot(id);
             s.queue = Some(q);
+            s.submitter = who;
             s.sort_key = (sector, seq);
             s.fifo_key = seq;
             s.sectors = sectors;
@@ -582,6 +594,13 @@ impl Bfq {
             return;
         };
         self.slot(id).queue = None;
+        let who = self.rq(id).submitter;
+        if let Some(n) = self.bic_requests.get_mut(&who) {
+            *n -= 1;
+            if *n == 0 {
+                self.bic_requests.remove(&who);
+            }
+        }
         if self.waited_rq == Some(id) {
             self.update_inject_limit(q);
         }
@@ -650,6 +669,8 @@ impl Elevator for Bfq {
         let g = self.group_for(ctx, cg);
         let r = reqs.get(rq).clone();
         let q = self.get_queue(&r, g);
+        // bfq_init_rq
+        *self.bic_requests.entry(r.submitter).or_insert(0) += 1;
         self.add_request(reqs, rq, q);
         self.run_hw_queue();
         debug_assert!(op != Op::Flush || self.held > 0);

@@ -19,7 +19,9 @@
 //!   (`bfq_idle_slice_timer`);
 //! - the delayed re-run of `__blk_mq_do_dispatch_sched`: a pass that got no
 //!   request while the scheduler has work (`bfq_has_work`: requests queued)
-//!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms) later, through
+//!   re-runs the queue `BLK_MQ_BUDGET_DELAY` (3 ms, in jiffies) later, as
+//!   the timer wheel runs a delayed work's timer: one tick after that (4-8
+//!   ms at HZ 250, 3-4 ms at HZ 1000; [`Bfq::run_ended_empty`]), through
 //!   `blk_mq_delay_run_hw_queues`, which leaves an already pending delayed
 //!   run where it is (David Jeffery's January 2022 "blk-mq: avoid extending
 //!   delays of active hctx from blk_mq_delay_run_hw_queues", before v6.1,
@@ -54,6 +56,7 @@
 //! run stays asynchronous.
 
 use super::*;
+use crate::sim::timer;
 
 /// `BLK_MQ_BUDGET_DELAY`, in ms.
 const BUDGET_DELAY_MS: u64 = 3;
@@ -124,12 +127,21 @@ impl Bfq {
     /// `__blk_mq_do_dispatch_sched` got no request: the run ends; if bfq
     /// still holds requests, re-run the queue `BLK_MQ_BUDGET_DELAY` later
     /// unless a re-run is already pending (`blk_mq_delay_run_hw_queues`).
-    /// The delayed work fires on a jiffy (`msecs_to_jiffies`).
+    ///
+    /// The delay is `msecs_to_jiffies(3)` jiffies (1 at HZ=250, 3 at
+    /// HZ=1000), and the delayed work's timer is a `timer_list`
+    /// (`__queue_delayed_work` → `add_timer_on`), so it runs when the timer
+    /// wheel runs it: one tick later than `jiffies + delay`, since the
+    /// wheel rounds every expiry up (`calc_index`, [`timer::fires_at`]). At
+    /// HZ=250 the re-run therefore comes 4-8 ms after the empty pass, never
+    /// at the very next tick: a run that finds nothing to dispatch every few
+    /// µs (and is replaced by the next insertion's immediate run) never
+    /// lets it fire.
     pub(super) fn run_ended_empty(&mut self) {
         self.run.pending = false;
         if self.held > 0 && self.run.delayed_at.is_none() {
-            let j = self.jiffies() + self.hz.msecs_to_jiffies(BUDGET_DELAY_MS);
-            self.run.delayed_at = Some(self.hz.jiffy_start(j));
+            let delay = self.hz.msecs_to_jiffies(BUDGET_DELAY_MS);
+            self.run.delayed_at = Some(timer::fires_at(self.hz, self.now, delay));
         }
     }
 

@@ -51,8 +51,9 @@ fn no_injection_at_the_completion_that_starts_idling_but_at_the_3ms_rerun() {
     assert_eq!(h.disp(), None);
     let qa = queue_of(&h, 0, a);
     assert_eq!(h.bfq.queues[qa as usize].inject_limit, 0);
-    // ... so blk-mq re-runs the queue BLK_MQ_BUDGET_DELAY later, on a jiffy
-    assert_eq!(h.bfq.run.delayed_at, Some(3 * NSEC_PER_MSEC));
+    // ... so blk-mq re-runs the queue BLK_MQ_BUDGET_DELAY (3 jiffies at HZ
+    // 1000) later, when the timer wheel runs the delayed work: 4 ms
+    assert_eq!(h.bfq.run.delayed_at, Some(4 * NSEC_PER_MSEC));
     // A's request completes; bfq idles for A
     h.advance_us(10);
     let qb = queue_of(&h, 1, b);
@@ -65,7 +66,7 @@ fn no_injection_at_the_completion_that_starts_idling_but_at_the_3ms_rerun() {
     assert_eq!(h.disp(), None);
     assert_eq!(h.bfq.queues[qb as usize].dispatched, 0);
     // at the delayed re-run it is
-    h.now = 3 * NSEC_PER_MSEC;
+    h.now = 4 * NSEC_PER_MSEC;
     assert_eq!(h.disp(), Some(rb));
     assert!(h.bfq.rqs_injected);
     assert_eq!(h.bfq.in_service, Some(qa), "A stays in service");
@@ -211,7 +212,8 @@ fn think_time_flips_reset_the_inject_limit_until_a_base_time_exists() {
 /// the pending 3 ms re-run: while the queue in service comes back before
 /// each re-run would fire, a request that was held stays held (switch
 /// `blk_mq.insert_run = kblockd`, every kernel profile). With `inline` (the
-/// earlier simplification) the re-run stays at 3 ms and injects it then;
+/// earlier simplification) the first re-run stays (4 ms: 3 jiffies at HZ
+/// 1000 and the timer wheel's one) and injects it then;
 /// so it does where the insertion's run is the synchronous flush of the
 /// plug `__submit_bio` holds (`blk_mq.submit_bio_plug = on`, 6.12), which
 /// does not touch `hctx->run_work`.
@@ -226,9 +228,10 @@ fn an_asynchronous_run_replaces_the_pending_3ms_rerun() {
         let rb = h.read(1, b);
         assert_eq!(h.disp(), Some(ra));
         // B's request is held (A's request in the drive, limit 0) and the
-        // empty pass arms the re-run 3 jiffies on (HZ 1000)
+        // empty pass arms the re-run 3 jiffies on (HZ 1000), which the
+        // timer wheel runs at the 4th tick
         assert_eq!(h.disp(), None);
-        assert_eq!(h.bfq.run.delayed_at, Some(3 * NSEC_PER_MSEC));
+        assert_eq!(h.bfq.run.delayed_at, Some(4 * NSEC_PER_MSEC));
         let qa = queue_of(&h, 0, a);
         let qb = queue_of(&h, 1, b);
         h.advance_us(10);
@@ -242,42 +245,111 @@ fn an_asynchronous_run_replaces_the_pending_3ms_rerun() {
         let pending = h.bfq.run.delayed_at;
         assert_eq!(
             pending,
-            (!kblockd).then_some(3 * NSEC_PER_MSEC),
+            (!kblockd).then_some(4 * NSEC_PER_MSEC),
             "{insert_run}, plug {plug}"
         );
         assert_eq!(h.disp(), Some(ra2), "A's own request");
         // next pass: one request in the drive against a limit of 1: held;
-        // the empty pass re-arms 3 jiffies from now only if none is pending
+        // the empty pass re-arms 3 jiffies from now (the wheel: 5 ms) only
+        // if none is pending
         assert_eq!(h.disp(), None);
-        let rerun_ms = if kblockd { 4 } else { 3 };
+        let rerun_ms = if kblockd { 5 } else { 4 };
         assert_eq!(h.bfq.run.delayed_at, Some(rerun_ms * NSEC_PER_MSEC));
         h.advance_us(10);
         h.done(ra2);
         assert!(h.bfq.queues[qa as usize].wait_request, "A idles again");
-        // at 3 ms A's drive is empty: the inline re-run fires and injects
+        // at 4 ms A's drive is empty: the inline re-run fires and injects
         // B's request; under kblockd no run is due and it stays held
-        h.now = 3 * NSEC_PER_MSEC;
+        h.now = 4 * NSEC_PER_MSEC;
         if !kblockd {
-            assert_eq!(h.disp(), Some(rb), "injected at the 3 ms re-run");
+            assert_eq!(h.disp(), Some(rb), "injected at the first re-run");
             assert!(h.bfq.rqs_injected);
             continue;
         }
-        assert_eq!(h.disp(), None, "no run is due at 3 ms");
+        assert_eq!(h.disp(), None, "no run is due at 4 ms");
         assert_eq!(h.bfq.queues[qb as usize].dispatched, 0);
-        // A comes back at 3.5 ms: dispatched, and the re-run moves to 6 ms
-        h.now = 3_500_000;
+        // A comes back at 4.5 ms: dispatched, and the re-run moves to 8 ms
+        h.now = 4_500_000;
         let ra3 = h.read(0, a);
         assert_eq!(h.bfq.run.delayed_at, None, "replaced by the run now");
         assert_eq!(h.disp(), Some(ra3));
         assert_eq!(h.disp(), None, "B still held");
-        assert_eq!(h.bfq.run.delayed_at, Some(6 * NSEC_PER_MSEC));
+        assert_eq!(h.bfq.run.delayed_at, Some(8 * NSEC_PER_MSEC));
         // A's completion makes no run (A idles: bfq_completed_request
-        // returns before bfq_schedule_dispatch); the 6 ms re-run finds A's
+        // returns before bfq_schedule_dispatch); the 8 ms re-run finds A's
         // drive empty and injects the held request
         h.advance_us(10);
         h.done(ra3);
-        h.now = 6 * NSEC_PER_MSEC;
+        h.now = 8 * NSEC_PER_MSEC;
         assert_eq!(h.disp(), Some(rb), "injected at the re-run");
         assert_eq!(h.bfq.in_service, Some(qa), "A stays in service");
     }
+}
+
+/// blk-mq's delayed re-run (`blk_mq_delay_run_hw_queues`) is a delayed work
+/// item whose `timer_list` (`__queue_delayed_work` → `add_timer_on`) the
+/// timer wheel runs one tick after `jiffies + delay` (`calc_index` rounds
+/// every expiry up, so that no timer fires early). At HZ 250
+/// `msecs_to_jiffies(3)` is one jiffy: an empty pass 10 µs before a tick
+/// re-runs the queue at the tick after that one, 4.01 ms later, not 10 µs
+/// later. So a queue in service that comes back every few µs, each
+/// insertion's kblockd run replacing the pending re-run, never lets it fire,
+/// and another group's held request waits (the debian-6.1 guest's
+/// `bfq-800-100-1j-qd1` trace: no timer-driven kblockd run in 54.6 ms).
+#[test]
+fn at_hz_250_the_rerun_skips_the_next_tick() {
+    let (mut h, a, b) = two_groups();
+    h.hz = Hz(250);
+    h.now = 3_990_000;
+    let ra = h.read(0, a);
+    let rb = h.read(1, b);
+    assert_eq!(h.disp(), Some(ra));
+    assert_eq!(h.disp(), None, "B held: A's request in the drive, limit 0");
+    assert_eq!(
+        h.bfq.run.delayed_at,
+        Some(8 * NSEC_PER_MSEC),
+        "jiffy 0 + 1, run by the wheel at the tick of jiffy 2"
+    );
+    let qa = queue_of(&h, 0, a);
+    h.advance_us(5);
+    h.bfq.queues[qa as usize].inject_limit = 1;
+    h.done(ra);
+    assert!(h.bfq.queues[qa as usize].wait_request, "A idles, its drive empty");
+    // the tick at 4 ms runs nothing: B stays held although the limit allows it
+    h.now = 4 * NSEC_PER_MSEC;
+    assert_eq!(h.disp(), None);
+    assert_eq!(h.bfq.next_run(), Some(8 * NSEC_PER_MSEC));
+    h.now = 8 * NSEC_PER_MSEC;
+    assert_eq!(h.disp(), Some(rb), "injected at the re-run");
+}
+
+/// `bfq_add_request` resets and samples the inject limit only for a request
+/// that is its process's only one (`RQ_BIC(rq)->requests <= 1`, Jan Kara's
+/// f950667356ce, v5.19), not whenever the queue's sort list is empty: a
+/// process with a request still in flight starts no sample and no 1 s
+/// reset; once its requests have finished, its next one does.
+#[test]
+fn the_inject_limit_block_waits_for_the_process_s_only_request() {
+    let (mut h, a, _b) = two_groups();
+    let r1 = h.read(0, a);
+    assert_eq!(h.disp(), Some(r1));
+    let qa = queue_of(&h, 0, a);
+    h.now = 1_100 * NSEC_PER_MSEC;
+    h.bfq.queues[qa as usize].inject_limit = 3;
+    h.bfq.queues[qa as usize].last_serv_time_ns = 20_000;
+    // r1 in flight, A's sort list empty: the process has two requests
+    let r2 = h.read(0, a);
+    assert_eq!(h.bfq.queues[qa as usize].inject_limit, 3, "no 1 s reset");
+    assert_eq!(h.bfq.queues[qa as usize].last_serv_time_ns, 20_000);
+    assert!(!h.bfq.wait_dispatch, "no sample started");
+    h.advance_us(10);
+    h.done(r1);
+    assert_eq!(h.disp(), Some(r2));
+    h.advance_us(10);
+    h.done(r2);
+    // nothing of the process left: its next request resets the limit
+    h.advance_us(10);
+    h.read(0, a);
+    let q = &h.bfq.queues[qa as usize];
+    assert_eq!((q.inject_limit, q.last_serv_time_ns), (0, 0), "reset");
 }

@@ -23,6 +23,8 @@ pub(super) struct H {
     pub sw: Switches,
     pub tr: Tracer,
     pub now: Ns,
+    /// The kernel's HZ (1000 unless a test sets another).
+    pub hz: Hz,
     pub bfq: Bfq,
     next_bio: u32,
     /// Next sector per submitter (random-looking, far apart).
@@ -33,7 +35,7 @@ macro_rules! ctx {
     ($h:expr) => {
         Ctx {
             now: $h.now,
-            hz: Hz(1000),
+            hz: $h.hz,
             dev: &$h.dev,
             cgroups: &$h.cg,
             switches: &$h.sw,
@@ -54,6 +56,7 @@ impl H {
             sw: Switches::default(),
             tr: Tracer::default(),
             now: 0,
+            hz: Hz(1000),
             next_bio: 0,
             pos: 0,
         }
