@@ -1,0 +1,114 @@
+//! The simulator's scheduler tracepoints (sim::sched_tracepoints) read by
+//! the guest's trace reader (`blklab run --trace F --sched-split`,
+//! blklab-conformance's vm/sched_trace.rs): a tiny one-CPU run whose trace
+//! is worked out by hand, the same bytes on every run, and no result changed
+//! by tracing.
+
+mod common;
+use common::*;
+
+/// One fio job (QD1, three requests, in /A) on a tmpfs loop device whose
+/// worker costs 4 µs, on one CPU with wake-up preemption, FIFO run queue:
+/// fio's submit is 10 µs (the bio 4 µs in, `submit_return_ns` 6 µs after),
+/// its reap 1 µs, every wake-up 3 µs (`wake_ns`).
+const TINY: &str = r#"
+[run]
+seed = 1
+hz = 250
+submit_ns = 10000
+reap_ns = 1000
+
+[host]
+cpus = 1
+wakeup_preempt = true
+
+[[device]]
+name = "loop99"
+devno = "7:99"
+scheduler = "none"
+queue_depth = 128
+nr_requests = 128
+rotational = false
+capacity = "67108864"
+[device.model]
+kind = "loop"
+worker_ns = 4000
+backing = "tmpfs"
+
+[cgroup."/A"]
+
+[[job]]
+label = "A"
+cgroup = "/A"
+cmdline = "--name=A --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --number_ios=3"
+device = "loop99"
+"#;
+
+/// (the trace, the run's output) of `blklab run TINY`, traced or not,
+/// with the trace's analysis or not.
+fn run(name: &str, traced: bool, split: bool) -> (String, String) {
+    let dir = scratch(&format!("sched-trace-{name}"));
+    let sc = dir.join("tiny.toml");
+    std::fs::write(&sc, TINY).unwrap();
+    let tr = dir.join("trace");
+    let mut args = vec!["run", "--output-format", "json", sc.to_str().unwrap()];
+    if traced {
+        args.extend(["--trace", tr.to_str().unwrap()]);
+    }
+    if split {
+        args.push("--sched-split");
+    }
+    let o = blklab(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let trace = std::fs::read_to_string(&tr).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&dir);
+    (trace, stdout(&o))
+}
+
+#[test]
+fn a_tiny_runs_trace_reads_as_worked_out_by_hand_and_is_the_same_every_run() {
+    let (trace, out) = run("a", true, true);
+    let (again, _) = run("b", true, true);
+    assert_eq!(trace, again, "the trace is deterministic");
+    // each request: fio gets the CPU (3 µs wake-up), issues 4 µs into its
+    // call and wakes the worker, which takes the CPU at the call's end 6 µs
+    // later (fio preempted, `R+`); the worker's wake-up (3 µs) and item (4
+    // µs) complete the request before fio runs again; fio's reap (1 µs)
+    let lines: Vec<&str> = trace.lines().collect();
+    assert_eq!(lines.len(), 21, "{trace}");
+    assert_eq!(
+        lines[2],
+        "             fio-1000    [000] .....     0.000007: block_rq_issue: 7,99 R 4096 () 10920 + 8 [fio]"
+    );
+    assert_eq!(
+        lines[4],
+        "             fio-1000    [000] .....     0.000013: sched_switch: prev_comm=fio prev_pid=1000 prev_prio=120 prev_state=R+ ==> next_comm=kworker/u2:0 next_pid=100 next_prio=120"
+    );
+    assert_eq!(
+        lines[5],
+        "    kworker/u2:0-100     [000] .....     0.000016: workqueue_execute_start: work struct 000000005eed4000: function loop_workfn [loop]"
+    );
+    let split = out
+        .lines()
+        .find(|l| l.starts_with("sim sched trace"))
+        .unwrap_or_else(|| panic!("no analysis in {out}"));
+    for want in [
+        "(0.1 ms, 3 requests)",
+        // 3 + 10 + 1 µs of fio, the worker's 4 µs item and 3 µs wake-up
+        "fio /A 14.00, loop_workfn [loop] 4.00 (1.00 items), kworkers outside work 3.00, other tasks 0.00, idle 0.00",
+        "loop_workfn [loop] 3 times, 100.0 % preempting fio at once, 6.0 µs to run",
+        "fio preempted 3 times, 100.0 % of them with a loop work item done before fio ran again",
+        "fio switched out on its way back 3 times (blocked instead 0 times), median 6.0 µs after its issue",
+    ] {
+        assert!(split.contains(want), "{want}\n{split}");
+    }
+}
+
+#[test]
+fn tracing_changes_no_result() {
+    let (_, plain) = run("plain", false, false);
+    let (trace, traced) = run("traced", true, false);
+    assert!(trace.contains("sched_switch"), "{trace}");
+    // the fio JSON holds the run's time: identical, field for field
+    assert_eq!(plain, traced);
+}
