@@ -7,96 +7,42 @@
 mod common;
 use common::*;
 
-/// One fio job (QD1, three requests, in /A) on a tmpfs loop device whose
-/// worker costs 4 µs, on one CPU with wake-up preemption, FIFO run queue:
-/// fio's submit is 10 µs (the bio 4 µs in, `submit_return_ns` 6 µs after),
-/// its reap 1 µs, every wake-up 3 µs (`wake_ns`).
-const TINY: &str = r#"
-[run]
-seed = 1
-hz = 250
-submit_ns = 10000
-reap_ns = 1000
+/// fio's costs: a 10 µs submit (the bio 4 µs in, `submit_return_ns` 6 µs
+/// after), a 1 µs reap; every wake-up is 3 µs (`wake_ns`).
+const RUN: &str = "[run]\nseed = 1\nhz = 250\nsubmit_ns = 10000\nreap_ns = 1000\n";
 
-[host]
-cpus = 1
-wakeup_preempt = true
+/// One fio job, QD1, `n` requests, in /A, on loop99.
+fn job(n: u32) -> String {
+    format!("[cgroup.\"/A\"]\n\n[[job]]\nlabel = \"A\"\ncgroup = \"/A\"\ncmdline = \"--name=A --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --number_ios={n}\"\ndevice = \"loop99\"\n")
+}
 
-[[device]]
-name = "loop99"
-devno = "7:99"
-scheduler = "none"
-queue_depth = 128
-nr_requests = 128
-rotational = false
-capacity = "67108864"
-[device.model]
-kind = "loop"
-worker_ns = 4000
-backing = "tmpfs"
+/// Three requests on a tmpfs loop device whose worker costs 4 µs, on one
+/// CPU with wake-up preemption, FIFO run queue.
+fn tiny() -> String {
+    format!(
+        "{RUN}{GUEST_MACHINE_LOOP99}worker_ns = 4000\nbacking = \"tmpfs\"\n\n{}",
+        job(3)
+    )
+}
 
-[cgroup."/A"]
+/// Two requests on loop99 stacked on a tmpfs loop device (both workers 4
+/// µs); run without wake-up preemption (fio blocks at the end of its
+/// submit call).
+fn stacked() -> String {
+    format!(
+        "{RUN}{GUEST_MACHINE_LOOP99}backend = \"loop98\"\nworker_ns = 4000\n\n[[device]]\nname = \"loop98\"\ndevno = \"7:98\"\nrotational = false\ncapacity = \"67108864\"\n[device.model]\nkind = \"loop\"\nbacking = \"tmpfs\"\nworker_ns = 4000\n\n{}",
+        job(2)
+    )
+}
 
-[[job]]
-label = "A"
-cgroup = "/A"
-cmdline = "--name=A --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --number_ios=3"
-device = "loop99"
-"#;
-
-/// The same job on a loop device stacked on a tmpfs loop device (both
-/// workers 4 µs), two requests, without wake-up preemption (fio blocks at
-/// the end of its submit call).
-const STACKED: &str = r#"
-[run]
-seed = 1
-hz = 250
-submit_ns = 10000
-reap_ns = 1000
-
-[host]
-cpus = 1
-
-[[device]]
-name = "loop99"
-devno = "7:99"
-scheduler = "none"
-queue_depth = 128
-nr_requests = 128
-rotational = false
-capacity = "67108864"
-[device.model]
-kind = "loop"
-backend = "loop98"
-worker_ns = 4000
-
-[[device]]
-name = "loop98"
-devno = "7:98"
-rotational = false
-capacity = "67108864"
-[device.model]
-kind = "loop"
-backing = "tmpfs"
-worker_ns = 4000
-
-[cgroup."/A"]
-
-[[job]]
-label = "A"
-cgroup = "/A"
-cmdline = "--name=A --direct=1 --ioengine=libaio --rw=randread --bs=4k --iodepth=1 --number_ios=2"
-device = "loop99"
-"#;
-
-/// (the trace, the run's output) of `blklab run TINY`, traced or not,
+/// (the trace, the run's output) of `blklab run` of [`tiny`], traced or not,
 /// with the trace's analysis or not.
 fn run(name: &str, traced: bool, split: bool) -> (String, String) {
-    run_toml(TINY, name, traced, split)
+    run_toml(&tiny(), name, traced, split, &[])
 }
 
 /// [`run`] of scenario `toml`.
-fn run_toml(toml: &str, name: &str, traced: bool, split: bool) -> (String, String) {
+fn run_toml(toml: &str, name: &str, traced: bool, split: bool, extra: &[&str]) -> (String, String) {
     let dir = scratch(&format!("sched-trace-{name}"));
     let sc = dir.join("tiny.toml");
     std::fs::write(&sc, toml).unwrap();
@@ -108,6 +54,7 @@ fn run_toml(toml: &str, name: &str, traced: bool, split: bool) -> (String, Strin
     if split {
         args.push("--sched-split");
     }
+    args.extend(extra);
     let o = blklab(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     let trace = std::fs::read_to_string(&tr).unwrap_or_default();
@@ -170,7 +117,13 @@ fn tracing_changes_no_result() {
 /// not by an interrupt after the kworker slept (stack.rs).
 #[test]
 fn a_stacked_loop_request_completes_in_the_lower_workers_context() {
-    let (trace, out) = run_toml(STACKED, "stacked", true, true);
+    let (trace, out) = run_toml(
+        &stacked(),
+        "stacked",
+        true,
+        true,
+        &["--set", "host.wakeup_preempt=false"],
+    );
     let lines: Vec<&str> = trace.lines().collect();
     // the upper item issues below at 20 µs; the lower item (the same
     // kworker: the woken one has not run yet) reads 4 µs, and fio is woken

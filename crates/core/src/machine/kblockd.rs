@@ -117,26 +117,12 @@ impl Running<'_> {
         }
         // simplified: the item's start and end are traced around the run,
         // its cost (`kblockd_ns`) before them, as the kworker's own
-        let traced = self.k.blk.trace.tasks_traced();
-        if traced {
-            super::loop_worker::trace_work(
-                &mut self.k.blk.trace,
-                now,
-                dev as u32,
-                RUN_WORK_FN,
-                true,
-            );
-        }
+        let trace = |k: &mut Kernel, start: bool| {
+            super::loop_worker::trace_work(&mut k.blk.trace, now, dev as u32, RUN_WORK_FN, start)
+        };
+        trace(self.k, true);
         self.run_queue(dev);
-        if traced {
-            super::loop_worker::trace_work(
-                &mut self.k.blk.trace,
-                now,
-                dev as u32,
-                RUN_WORK_FN,
-                false,
-            );
-        }
+        trace(self.k, false);
         let k = &mut *self.k;
         // the scheduler's lock is held until then: the kworker keeps its
         // CPU and makes its next pass (`blk_mq_do_dispatch_sched`'s loop)
