@@ -6,6 +6,7 @@ mod bench;
 mod conformance_cmd;
 mod hostcmd;
 mod progress;
+mod sched_split;
 mod sweep_cmd;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,16 @@ enum Cmd {
         /// Write controller trace events (kernel tracepoint text format) to FILE.
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// After the run, read the --trace FILE's scheduler events (a host with CPUs) as a QEMU guest's are read, and print fio's and the kworkers' share of the CPU (docs/fidelity/cpus.md).
+        #[arg(long = "sched-split", requires = "trace")]
+        sched_split: bool,
+        /// The --sched-split window, FROM..TO ms of simulated time (default: the whole run).
+        #[arg(
+            long = "sched-window",
+            value_name = "FROM..TO",
+            requires = "sched_split"
+        )]
+        sched_window: Option<String>,
         /// After the normal or summary output, print every cgroup's io.stat at the end of the run.
         #[arg(long = "io-stat")]
         io_stat: bool,
@@ -403,6 +414,8 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             kernel_profile,
             set,
             trace,
+            sched_split,
+            sched_window,
             io_stat,
             iotrack,
             extended,
@@ -414,6 +427,10 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
             fio_log_dir,
         } => {
             let sc = load(&scenario, seed, kernel_profile.as_deref(), &set)?;
+            let sched_window = sched_window
+                .as_deref()
+                .map(sched_split::parse_window)
+                .transpose()?;
             let sink: Option<Box<dyn blklab_core::sim::trace::TraceSink>> = match &trace {
                 Some(p) => Some(Box::new(
                     blklab_lab::trace_file::FileSink::create(p)
@@ -531,6 +548,12 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                 write_report(&sc, p, &[("run".to_string(), s, starts)], tables)?;
             }
             blklab_lab::output::write_job_outputs(&sc, &out)?;
+            if let (true, Some(p)) = (sched_split, &trace) {
+                // the trace file is complete once the simulator is gone
+                drop(sim);
+                text.push('\n');
+                text.push_str(&sched_split::report(&sc, p, sched_window)?);
+            }
             match output {
                 Some(p) => blklab_lab::output::write_atomic(&p, text.as_bytes())?,
                 None => emit(&text)?,

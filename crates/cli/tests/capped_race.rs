@@ -119,9 +119,9 @@ fn cfs_gives_the_light_chain_the_race_and_eevdf_shares_it() {
 /// the guests give it its share at a smaller one: fio's real slat in this
 /// case is 7.2 µs on debian-6.1 and 5.5 µs on built-6.1-hz1000 (A 716 and
 /// 712), the harness feeds the QD1 probe's 13.5 / 9.7 µs (which hold the
-/// loop work, tests/guest_probe.rs). So the simulated A matches the
-/// guests' only at a submit cost above the guests' own, and the probe less
-/// the loop work cannot be the harness's submit cost
+/// loop work, tests/guest_probe.rs). With the upper request completed in
+/// the lower worker's context (stack.rs; 568 at 7.2 µs before) the 6.1
+/// guest's own slat gives A within 15 %; hz1000's does not yet
 /// (docs/fidelity/guest-slat.md).
 #[test]
 fn under_cfs_the_light_chains_share_needs_more_than_the_guests_submit_cost() {
@@ -134,10 +134,13 @@ fn under_cfs_the_light_chains_share_needs_more_than_the_guests_submit_cost() {
         (650.0..=760.0).contains(&a_probe),
         "6.1 A at 13.5 µs {a_probe}"
     );
-    // at the guests' own slat: more than 15 % below (568 and 448 here)
-    for (a, at) in [(a_slat, "7.2"), (a_5500, "5.5")] {
-        assert!(a < 0.85 * 716.0, "6.1 A at {at} µs {a}");
-    }
+    // at 6.1's own slat: within 15 % (661 here)
+    assert!(
+        (0.85 * 716.0..=1.15 * 716.0).contains(&a_slat),
+        "6.1 A at 7.2 µs {a_slat}"
+    );
+    // at hz1000's: more than 15 % below (about 370 here)
+    assert!(a_5500 < 0.85 * 712.0, "6.1 A at 5.5 µs {a_5500}");
 }
 
 /// Against a QEMU kernel the harness's default is the guest's machine this

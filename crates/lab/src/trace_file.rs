@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use blklab_core::sim::trace::{format_line, TraceSink};
+use blklab_core::sim::trace::{format_line, format_task_line, TraceSink};
 
 /// A trace sink that appends each event to a buffered file.
 pub struct FileSink(pub std::io::BufWriter<std::fs::File>);
@@ -22,5 +22,8 @@ impl TraceSink for FileSink {
         // A failed write loses trace lines, not the run: the trace is a
         // by-product, and the sink interface has no error path.
         let _ = writeln!(self.0, "{}", format_line(t, name, payload));
+    }
+    fn event_in(&mut self, t: u64, task: (&str, u32), cpu: u32, name: &str, payload: &str) {
+        let _ = writeln!(self.0, "{}", format_task_line(t, task, cpu, name, payload));
     }
 }

@@ -13,7 +13,7 @@
 //! block layer and routes its calls up to a bio's submitter.
 
 use crate::block::bio::{BioId, DevId, Op, Origin, NO_BIO};
-use crate::block::disk::Lower;
+use crate::block::disk::{DeviceInfo, Lower};
 use crate::block::layer::{BlkHost, BlockLayer};
 use crate::block::request::{ReqId, Request, Submitter};
 use crate::block::rq_qos::{QosHooks, QosVerdict};
@@ -471,6 +471,7 @@ pub(crate) trait BlkMq: BlkHost {
                     q.issue(&mut ctx, r);
                 }
             }
+            trace_rq_issue(&mut b.trace, now, &d.info, r);
             if d.st.in_device == 0 {
                 idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
             }
@@ -691,6 +692,32 @@ fn idle_wake(submit_cpu_ns: &mut Option<Ns>, idle_wake_ns: Ns) {
 }
 
 /// The device's request count changed: a probe sample (time series only).
+/// The `block_rq_issue` tracepoint (include/trace/events/block.h: `DEV
+/// RWBS BYTES () SECTOR + SECTORS [COMM]`), in the context of the task
+/// holding the CPU, on a host with CPUs (sim::sched_tracepoints). Simplified:
+/// `rwbs` is the direction alone (`R`, `W`; flush `F`, discard `D`).
+fn trace_rq_issue(trace: &mut Tracer, now: Ns, info: &DeviceInfo, r: &Request) {
+    if !trace.tasks_traced() {
+        return;
+    }
+    trace.emit_in_task(now, "block:block_rq_issue", |comm| {
+        let rwbs = match r.op {
+            Op::Read => "R",
+            Op::Write => "W",
+            Op::Flush => "F",
+            Op::Discard => "D",
+        };
+        format!(
+            "{},{} {rwbs} {} () {} + {} [{comm}]",
+            info.major,
+            info.minor,
+            r.bytes,
+            r.sector,
+            r.bytes / 512
+        )
+    });
+}
+
 fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
     if trace.probing() {
         let p = Probe::DeviceDepth {

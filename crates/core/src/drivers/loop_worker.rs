@@ -21,6 +21,9 @@ pub(crate) const NOT_DUE: Ns = Ns::MAX;
 #[derive(Clone, Debug)]
 pub(crate) struct LoopWorker {
     pub(crate) dev: DevId,
+    /// The root cgroup's worker (`lo->rootcg_work`, run by
+    /// `loop_rootcg_workfn`; the others by `loop_workfn`).
+    pub(crate) rootcg: bool,
     /// Its requests (`worker->cmd_list`), the head being carried out while
     /// a kworker's `cmd` is set.
     pub(crate) queue: VecDeque<ReqId>,

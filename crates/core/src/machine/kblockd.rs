@@ -35,6 +35,9 @@ use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev};
 use crate::sim::time::Ns;
 
+/// kblockd's work function for a queue run (block/blk-mq.c).
+const RUN_WORK_FN: &str = "blk_mq_run_work_fn";
+
 impl Kernel {
     /// Whether an asynchronous run of `dev`'s queue is a kblockd work item
     /// here: a host with CPUs, switch `blk_mq.insert_run = kblockd`, and an
@@ -58,12 +61,15 @@ impl Kernel {
     /// queue `dev`'s run work and wake its kworker, unless the work is
     /// already queued (`queue_work` finds it pending).
     pub(crate) fn kblockd_queue(&mut self, dev: DevId) {
-        let now = self.clk.now;
         let w = match self.kblockd.by_dev.get(&dev) {
             Some(w) => *w,
             None => {
                 let task = self.cpus.add_task(crate::sim::eevdf::NICE_M20_WEIGHT);
                 self.kblockd.by_task.insert(task, dev);
+                self.blk.trace.name_task(
+                    task,
+                    crate::sim::sched_tracepoints::TaskName::kblockd(dev as u32),
+                );
                 let w = RunWork {
                     task,
                     queued: false,
@@ -81,7 +87,7 @@ impl Kernel {
             .get_mut(&dev)
             .expect("made above")
             .queued = true;
-        match self.cpus.wake(w.task, now, self.cpu.cpus.kblockd_ns) {
+        match self.cpu_wake(w.task, self.cpu.cpus.kblockd_ns) {
             Woken::Runs(end) => self.kblockd_runs(dev, end),
             Woken::Queued => {}
         }
@@ -109,7 +115,14 @@ impl Running<'_> {
             w.queued = false;
             w.due = NOT_DUE;
         }
+        // simplified: the item's start and end are traced around the run,
+        // its cost (`kblockd_ns`) before them, as the kworker's own
+        let trace = |k: &mut Kernel, start: bool| {
+            super::loop_worker::trace_work(&mut k.blk.trace, now, dev as u32, RUN_WORK_FN, start)
+        };
+        trace(self.k, true);
         self.run_queue(dev);
+        trace(self.k, false);
         let k = &mut *self.k;
         // the scheduler's lock is held until then: the kworker keeps its
         // CPU and makes its next pass (`blk_mq_do_dispatch_sched`'s loop)

@@ -71,6 +71,26 @@ impl Kernel {
         self.clk.q.push(end, Ev::LoopWork(k));
     }
 
+    /// `workqueue_execute_start` (`start`) or `_end` of loop item `w`, in
+    /// the context of the task holding the CPU (its kworker), on a host
+    /// with CPUs: the function printed is the one drivers/block/loop.c gives
+    /// the item (the root cgroup's `loop_rootcg_workfn`, every other
+    /// blkcg's `loop_workfn`, v5.12 on); the work struct's address is made
+    /// up from the item's number, stable across runs.
+    fn trace_loop_work(&mut self, w: WorkId, start: bool) {
+        if !self.blk.trace.tasks_traced() {
+            return;
+        }
+        // `%ps` of a module's function names the module: loop is one in
+        // the Debian kernels the guests boot
+        let f = if self.loop_workers.workers[w as usize].rootcg {
+            "loop_rootcg_workfn [loop]"
+        } else {
+            "loop_workfn [loop]"
+        };
+        trace_work(&mut self.blk.trace, self.clk.now, 0x100 + w, f, start);
+    }
+
     /// The pool's kworkers get their simulator side (a task on a host with
     /// CPUs: nice 0, as the unbound pools' kworkers are) as it makes them.
     fn kworkers_made(&mut self) {
@@ -83,6 +103,9 @@ impl Kernel {
                 .then(|| self.cpus.add_task(crate::sim::eevdf::NICE_0_WEIGHT));
             if let Some(t) = task {
                 lw.by_task.insert(t, k);
+                self.blk
+                    .trace
+                    .name_task(t, crate::sim::sched_tracepoints::TaskName::loop_kworker(k));
             }
             lw.kworkers.push(KworkerRun {
                 task,
@@ -110,6 +133,7 @@ impl Running<'_> {
                 debug_assert_eq!(w as usize, lw.workers.len());
                 lw.workers.push(LoopWorker {
                     dev,
+                    rootcg: cg == 0,
                     queue: Default::default(),
                 });
                 lw.by_key.insert((dev, cg), w);
@@ -126,10 +150,9 @@ impl Running<'_> {
     /// the free host it runs at once; else it asks for a CPU.
     fn kworker_wake(&mut self, k: KworkerId) {
         self.k.kworkers_made();
-        let now = self.k.clk.now;
         match self.k.loop_workers.kworkers[k as usize].task {
             None => self.kworker_go(k),
-            Some(t) => match self.k.cpus.wake(t, now, 0) {
+            Some(t) => match self.k.cpu_wake(t, 0) {
                 Woken::Runs(end) => self.k.kworker_runs(k, end),
                 Woken::Queued => self.k.loop_workers.kworkers[k as usize].due = NOT_DUE,
             },
@@ -169,7 +192,7 @@ impl Running<'_> {
             if let Some(t) = kw.task {
                 // past its slice while others wait, or claimed by a woken
                 // task: it gives up the CPU and goes on when it has one
-                if let Some((nt, end)) = self.k.cpus.preempt(t, now) {
+                if let Some((nt, end)) = self.k.cpu_preempt(t) {
                     self.k.task_runs(self.tasks, nt, end);
                     return;
                 }
@@ -219,9 +242,13 @@ impl Running<'_> {
                     };
                     return k_.kworker_runs(k, end);
                 }
+                k_.trace_loop_work(w, false);
                 k_.loop_workers.pool.done(k);
             }
             let step = k_.loop_workers.pool.next(k);
+            if let Some(w) = step.run {
+                k_.trace_loop_work(w, true);
+            }
             k_.kworkers_made();
             if let Some(other) = step.wake {
                 self.kworker_wake(other);
@@ -234,6 +261,30 @@ impl Running<'_> {
             }
         }
     }
+}
+
+/// `workqueue_execute_start` (`start`) or `_end` (include/trace/events/
+/// workqueue.h: `work struct %p: function %ps`) of the item numbered
+/// `item` running `function`, in the context of the task holding the CPU.
+pub(crate) fn trace_work(
+    trace: &mut crate::sim::trace::Tracer,
+    now: Ns,
+    item: u32,
+    function: &str,
+    start: bool,
+) {
+    let name = if start {
+        "workqueue:workqueue_execute_start"
+    } else {
+        "workqueue:workqueue_execute_end"
+    };
+    // a hashed pointer prints as 16 hex digits
+    trace.emit_in_task(now, name, |_| {
+        format!(
+            "work struct {:016x}: function {function}",
+            0x5eed_0000_u64 + 0x40 * item as u64
+        )
+    });
 }
 
 impl Kernel {

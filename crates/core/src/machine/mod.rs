@@ -268,6 +268,16 @@ impl Sim {
             writes: cfg.writes,
             phases: None,
         };
+        // the scheduler's tracepoints, on a host with CPUs
+        if sim.k.blk.trace.trace_tasks(sim.k.cpu.cpus.nr) {
+            sim.k.cpus.trace_sched();
+            for j in 0..cfg.jobs.len() as u32 {
+                sim.k
+                    .blk
+                    .trace
+                    .name_task(j, crate::sim::sched_tracepoints::TaskName::fio(j));
+            }
+        }
         for (i, jc) in cfg.jobs.into_iter().enumerate() {
             if jc.dev as usize >= sim.k.blk.devs.len() {
                 return Err(SetupError::Job {

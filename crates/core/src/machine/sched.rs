@@ -5,7 +5,7 @@
 
 use super::kernel::Kernel;
 use crate::block::request::Submitter;
-use crate::sim::cpus::Woken;
+use crate::sim::cpus::{TaskId, Woken};
 use crate::sim::engine::{DevId, Ev, JobId, ReqId};
 use crate::sim::time::Ns;
 use crate::syscall::Tasks;
@@ -16,11 +16,34 @@ use crate::workload::Workload;
 const IN_RUN_QUEUE: Ns = Ns::MAX;
 
 impl Kernel {
+    /// The scheduler's decisions since the last call become tracepoint
+    /// lines (sim::sched_tracepoints), before anything else is traced.
+    pub(crate) fn sched_trace_flush(&mut self) {
+        if self.cpus.sched_traced() {
+            for (t, ev) in self.cpus.take_sched_log() {
+                self.blk.trace.sched(t, &ev);
+            }
+        }
+    }
+
+    /// `Cpus::wake` now, traced.
+    pub(crate) fn cpu_wake(&mut self, t: TaskId, burst_ns: Ns) -> Woken {
+        let w = self.cpus.wake(t, self.clk.now, burst_ns);
+        self.sched_trace_flush();
+        w
+    }
+
+    /// `Cpus::preempt` now, traced.
+    pub(crate) fn cpu_preempt(&mut self, t: TaskId) -> Option<(TaskId, Ns)> {
+        let p = self.cpus.preempt(t, self.clk.now);
+        self.sched_trace_flush();
+        p
+    }
+
     /// Task `j` becomes runnable now with `burst_ns` of kernel work to do
     /// first (`try_to_wake_up`): it runs when it has a CPU and has done it.
     pub(crate) fn wake_task(&mut self, tasks: &mut dyn Tasks, j: JobId, burst_ns: Ns) {
-        let now = self.clk.now;
-        match self.cpus.wake(j, now, burst_ns) {
+        match self.cpu_wake(j, burst_ns) {
             Woken::Runs(t) => {
                 tasks.set_wake(j, t);
                 self.clk.q.push(t, Ev::Job(j));
@@ -33,7 +56,9 @@ impl Kernel {
     /// first task of the run queue.
     pub(super) fn release_task(&mut self, tasks: &mut dyn Tasks, j: JobId) {
         let now = self.clk.now;
-        if let Some((next, t)) = self.cpus.block(j, now) {
+        let next = self.cpus.block(j, now);
+        self.sched_trace_flush();
+        if let Some((next, t)) = next {
             self.task_runs(tasks, next, t);
         }
     }
@@ -73,7 +98,7 @@ pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {
             // preempts it: it goes on later (not from inside its submit
             // call before the bio: that is no preemption point)
             if wl.preemptible(j) {
-                if let Some((next, t)) = k.cpus.preempt(j, now) {
+                if let Some((next, t)) = k.cpu_preempt(j) {
                     wl.set_wake(j, IN_RUN_QUEUE);
                     k.task_runs(wl, next, t);
                     return true;

@@ -36,6 +36,7 @@ use crate::sim::eevdf::Eevdf;
 use crate::sim::fair::FairClass;
 use crate::sim::rng::Rng;
 use crate::sim::sched_features::SchedFeatures;
+use crate::sim::sched_tracepoints::{PrevState, SchedEvent};
 use crate::sim::time::Ns;
 
 /// A schedulable task (an fio job's index, then any kernel threads).
@@ -225,6 +226,9 @@ pub struct Cpus {
     /// The fair class with virtual runtimes (`sched.fair = eevdf` or
     /// `cfs-vruntime`); None: FIFO with CFS's slice.
     fair: Option<Box<dyn FairClass>>,
+    /// The scheduler's decisions since the machine last took them, for
+    /// its tracepoints (sim::sched_tracepoints); None: not traced.
+    log: Option<Vec<(Ns, SchedEvent)>>,
 }
 
 impl Cpus {
@@ -246,6 +250,39 @@ impl Cpus {
                     Some(Box::new(Cfs::new(nr_tasks, cfg.tick_ns, cfg.features)))
                 }
             },
+            log: None,
+        }
+    }
+
+    /// Log the scheduler's decisions for its tracepoints from now on.
+    pub fn trace_sched(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// Whether the decisions are logged.
+    #[inline]
+    pub fn sched_traced(&self) -> bool {
+        self.log.is_some()
+    }
+
+    /// The decisions logged since the last call, in order.
+    pub fn take_sched_log(&mut self) -> Vec<(Ns, SchedEvent)> {
+        self.log.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn log(&mut self, now: Ns, ev: SchedEvent) {
+        if let Some(l) = self.log.as_mut() {
+            l.push((now, ev));
+        }
+    }
+
+    /// How task `t` leaves its CPU when it blocks: a kernel thread goes
+    /// idle (`I`), an fio task sleeps (`S`).
+    fn sleep_state(&self, t: TaskId) -> PrevState {
+        if self.tasks[t as usize].kthread {
+            PrevState::Idle
+        } else {
+            PrevState::Sleeping
         }
     }
 
@@ -284,10 +321,19 @@ impl Cpus {
         base + self.rng.exp(tail as f64) as Ns
     }
 
-    /// Give CPU `c` to task `t` at `now`; returns when its first burst (the
-    /// wake-up, then its pending work) ends. Work starts after any interrupt
-    /// work the CPU is busy with.
-    fn assign(&mut self, c: u32, t: TaskId, now: Ns) -> Ns {
+    /// Give CPU `c` to task `t` at `now` (`prev` left it: None, the idle
+    /// task); returns when its first burst (the wake-up, then its pending
+    /// work) ends. Work starts after any interrupt work the CPU is busy
+    /// with.
+    fn assign(&mut self, c: u32, t: TaskId, now: Ns, prev: Option<(TaskId, PrevState)>) -> Ns {
+        self.log(
+            now,
+            SchedEvent::Switch {
+                cpu: c,
+                prev,
+                next: Some(t),
+            },
+        );
         self.background_to(c, now);
         let wake = self.draw(self.cfg.wake_ns, self.cfg.wake_tail_ns);
         let cpu = &mut self.cpus[c as usize];
@@ -352,8 +398,15 @@ impl Cpus {
         } else {
             (0..self.cpus.len() as u32).find(|&c| self.cpus[c as usize].task.is_none())
         };
+        self.log(
+            now,
+            SchedEvent::Wakeup {
+                task: t,
+                target_cpu: idle.unwrap_or(last),
+            },
+        );
         match idle {
-            Some(c) => Woken::Runs(self.assign(c, t, now)),
+            Some(c) => Woken::Runs(self.assign(c, t, now, None)),
             None if self.fair.is_some() => {
                 self.tasks[t as usize].queued = true;
                 self.runq.push_back(t);
@@ -455,7 +508,9 @@ impl Cpus {
         if now - tk.got_at < SLICE_NS && !self.cpus[c as usize].resched {
             return None;
         }
-        let (next, end) = self.block(t, now).expect("others wait");
+        let (next, end) = self
+            .switch_out(t, now, PrevState::Preempted)
+            .expect("others wait");
         self.tasks[t as usize].queued = true;
         self.runq.push_back(t);
         Some((next, end))
@@ -479,7 +534,7 @@ impl Cpus {
         self.release(t, now);
         self.tasks[t as usize].queued = true;
         self.runq.push_back(t);
-        let end = self.assign(c, next, now);
+        let end = self.assign(c, next, now, Some((t, PrevState::Preempted)));
         Some((next, end))
     }
 
@@ -521,6 +576,12 @@ impl Cpus {
     /// the first task of the run queue, returned with the end of that task's
     /// first burst.
     pub fn block(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
+        let state = self.sleep_state(t);
+        self.switch_out(t, now, state)
+    }
+
+    /// [`Cpus::block`], `t` leaving as `state` says.
+    fn switch_out(&mut self, t: TaskId, now: Ns, state: PrevState) -> Option<(TaskId, Ns)> {
         if let Some(f) = self.fair.as_deref_mut() {
             if self.tasks[t as usize].on.is_some() {
                 f.update_curr(t, now);
@@ -529,14 +590,27 @@ impl Cpus {
         }
         let c = self.release(t, now)?;
         let next = match self.fair.as_deref_mut() {
-            None => self.runq.pop_front()?,
+            None => self.runq.pop_front(),
             Some(f) => {
-                let next = f.pick_next(None)?;
-                self.runq.retain(|&q| q != next);
+                let next = f.pick_next(None);
+                if let Some(n) = next {
+                    self.runq.retain(|&q| q != n);
+                }
                 next
             }
         };
-        let end = self.assign(c, next, now);
+        let Some(next) = next else {
+            self.log(
+                now,
+                SchedEvent::Switch {
+                    cpu: c,
+                    prev: Some((t, state)),
+                    next: None,
+                },
+            );
+            return None;
+        };
+        let end = self.assign(c, next, now, Some((t, state)));
         Some((next, end))
     }
 
@@ -599,168 +673,5 @@ impl Cpus {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn host(nr: u32) -> Cpus {
-        let cfg = HostCpus {
-            nr,
-            irq_ns: 1_000,
-            wake_ns: 500,
-            timer_ns: 300,
-            ..HostCpus::default()
-        };
-        Cpus::new(cfg, 3, 1)
-    }
-
-    #[test]
-    fn wake_takes_idle_cpu_then_queues() {
-        let mut h = host(1);
-        assert_eq!(h.wake(0, 100, 2_000), Woken::Runs(100 + 500 + 2_000));
-        assert_eq!(h.wake(1, 200, 1_000), Woken::Queued);
-        assert_eq!(h.wake(2, 300, 1_000), Woken::Queued);
-        // FIFO: task 1 gets the CPU task 0 releases, and pays its wake-up
-        assert_eq!(h.block(0, 3_000), Some((1, 3_000 + 500 + 1_000)));
-        assert_eq!(h.block(1, 4_500), Some((2, 4_500 + 500 + 1_000)));
-        assert_eq!(h.block(2, 6_000), None);
-        assert_eq!(h.usage(0, 6_000), (2_400, 1));
-    }
-
-    #[test]
-    fn wake_affine_prefers_last_cpu() {
-        let mut h = host(2);
-        h.wake(0, 0, 0);
-        h.wake(1, 0, 0);
-        assert_eq!(h.irq_cpu(Some(1)), 1);
-        h.block(0, 1_000);
-        h.block(1, 1_000);
-        h.wake(1, 2_000, 0);
-        assert_eq!(h.irq_cpu(Some(1)), 1, "task 1 back on its own CPU");
-        assert_eq!(h.irq_cpu(None), 0);
-    }
-
-    #[test]
-    fn interrupt_during_burst_delays_its_end_by_irq_ns() {
-        let mut h = host(1);
-        let end = match h.wake(0, 0, 10_000) {
-            Woken::Runs(t) => t,
-            Woken::Queued => unreachable!(),
-        };
-        assert_eq!(end, 10_500);
-        // two completions and a timer while it runs: they queue on the CPU
-        assert_eq!(h.complete_irq(0, 2_000), 3_000);
-        assert_eq!(h.complete_irq(0, 2_500), 4_000);
-        assert_eq!(h.timer_irq(2_600), 4_300);
-        assert_eq!(h.burst_end(0, end), Some(end + 2_300));
-        assert_eq!(h.burst_end(0, end + 2_300), None);
-        // its own time excludes the wake-up and what was stolen
-        assert_eq!(h.usage(0, end + 2_300), (10_000, 0));
-    }
-
-    #[test]
-    fn a_task_past_its_slice_yields_to_a_waiting_one() {
-        let mut h = host(1);
-        assert_eq!(h.wake(0, 0, 0), Woken::Runs(500));
-        assert_eq!(h.preempt(0, 500), None, "nobody waits");
-        assert_eq!(h.wake(1, 600, 0), Woken::Queued);
-        assert_eq!(h.preempt(0, SLICE_NS - 1), None, "within its slice");
-        assert_eq!(h.preempt(0, SLICE_NS), Some((1, SLICE_NS + 500)));
-        assert!(h.waiting(), "task 0 waits now");
-        assert_eq!(h.block(1, SLICE_NS + 700), Some((0, SLICE_NS + 1_200)));
-        assert_eq!(h.usage(0, SLICE_NS).1, 1, "an involuntary switch counts");
-    }
-
-    #[test]
-    fn a_kernel_thread_is_numbered_after_the_jobs_and_queues_like_them() {
-        let mut h = host(1);
-        let kt = h.add_task(1024);
-        assert_eq!(kt, 3, "after the 3 tasks the host was made with");
-        assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
-        assert_eq!(h.wake(kt, 100, 4_000), Woken::Queued);
-        // it gets the CPU the job releases, pays its wake-up, does its work
-        assert_eq!(h.block(0, 1_500), Some((kt, 1_500 + 500 + 4_000)));
-        // and goes on with a second item without blocking
-        assert_eq!(h.continue_burst(kt, 6_000, 2_000), 8_000);
-        assert_eq!(h.block(kt, 8_000), None);
-        assert_eq!(h.usage(kt, 8_000), (6_000, 1));
-    }
-
-    #[test]
-    fn a_woken_kernel_thread_preempts_an_fio_task_at_its_burst_end() {
-        for preempt in [false, true] {
-            let mut h = Cpus::new(
-                HostCpus {
-                    wakeup_preempt: preempt,
-                    ..host(1).cfg
-                },
-                3,
-                1,
-            );
-            let kt = h.add_task(1024);
-            // task 0 runs, task 1 waits, then the kernel thread is woken
-            assert_eq!(h.wake(0, 0, 1_000), Woken::Runs(1_500));
-            assert_eq!(h.wake(1, 100, 1_000), Woken::Queued);
-            assert_eq!(h.wake(kt, 200, 4_000), Woken::Queued);
-            if !preempt {
-                // today's behaviour: FIFO, no preemption before the slice
-                assert_eq!(h.preempt(0, 1_500), None);
-                assert_eq!(h.block(0, 1_500), Some((1, 1_500 + 500 + 1_000)));
-                continue;
-            }
-            // the thread jumps the queue and takes the CPU at the burst's
-            // end, though task 0 is far from its slice
-            assert_eq!(h.preempt(0, 1_500), Some((kt, 1_500 + 500 + 4_000)));
-            assert_eq!(h.usage(0, 1_500).1, 1, "an involuntary switch");
-            // task 0 queues behind task 1
-            assert_eq!(h.block(kt, 6_000), Some((1, 6_000 + 500 + 1_000)));
-            assert_eq!(h.block(1, 7_500), Some((0, 7_500 + 500)));
-            // a woken fio task never preempts
-            assert_eq!(h.wake(1, 7_600, 0), Woken::Queued);
-            assert_eq!(h.preempt(0, 8_000), None);
-        }
-    }
-
-    #[test]
-    fn under_eevdf_the_task_owed_service_preempts_whoever_runs() {
-        let mut h = Cpus::new(
-            HostCpus {
-                wakeup_preempt: true,
-                fair: FairModel::Eevdf,
-                tick_ns: 4_000_000,
-                ..host(1).cfg
-            },
-            3,
-            1,
-        );
-        let kt = h.add_task(1024);
-        // the kernel thread runs 100 µs while task 0 waits, then sleeps
-        // ahead of its share (delayed); task 0 runs 10 µs and sleeps owed
-        // 45 µs (V = (100 + 10) / 2 µs)
-        assert_eq!(h.wake(kt, 0, 0), Woken::Runs(500));
-        assert_eq!(h.wake(0, 0, 0), Woken::Queued);
-        assert_eq!(h.block(kt, 100_000), Some((0, 100_500)));
-        assert_eq!(h.block(0, 110_000), None, "the delayed thread leaves");
-        // the thread wakes onto the idle CPU; 100 µs into its request,
-        // task 0 wakes with its lag: it is picked, so the thread is
-        // preempted at its burst's end (the fair class's rule, not "a
-        // kernel thread always wins")
-        assert_eq!(h.wake(kt, 200_000, 0), Woken::Runs(200_500));
-        assert_eq!(h.wake(0, 300_000, 1_000), Woken::Queued);
-        assert_eq!(h.preempt(kt, 300_000), Some((0, 300_000 + 500 + 1_000)));
-        // task 0, eligible and within its request, keeps the CPU
-        // (RUN_TO_PARITY) though the thread waits
-        assert_eq!(h.preempt(0, 301_500), None);
-    }
-
-    #[test]
-    fn task_given_a_cpu_mid_interrupt_starts_after_it() {
-        let mut h = host(1);
-        assert_eq!(h.complete_irq(0, 0), 1_000);
-        assert_eq!(h.wake(0, 200, 1_000), Woken::Runs(1_000 + 500 + 1_000));
-        assert_eq!(
-            h.burst_end(0, 2_500),
-            None,
-            "the interrupt was before it ran"
-        );
-    }
-}
+#[path = "cpus_tests.rs"]
+mod tests;

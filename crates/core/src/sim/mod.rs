@@ -16,6 +16,7 @@ pub mod prefetch;
 pub mod probe;
 pub mod rng;
 pub mod sched_features;
+pub mod sched_tracepoints;
 pub mod slab;
 pub mod switches;
 pub mod time;

@@ -17,7 +17,6 @@ use super::BlkMq;
 use crate::block::bio::{Bio, BioFlags, BioId, DevId, Origin};
 use crate::block::ioprio::Ioprio;
 use crate::block::request::ReqId;
-use crate::sim::engine::Ev;
 
 /// The origin a submitter is told about: a device-mapper clone stands for
 /// its parent bio, whose submitter waits in the same `submit_bio` call
@@ -76,15 +75,26 @@ pub(crate) fn loop_queue_rq<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, rid: ReqId
     h.blk().submit_cpu_ns = task_call;
 }
 
-/// Mirrors `lo_rw_aio_complete` → `blk_mq_complete_request` → (softirq)
-/// `lo_complete_rq` → `blk_mq_end_request`: the lower bio of loop request
-/// `rid` ended, the loop request completes. The completion runs as its own
-/// event at this instant (the kernel raises it to another context), so the
-/// lower device finishes its own completion first.
+/// Mirrors `lo_rw_aio_complete` → `lo_rw_aio_do_completion` →
+/// `blk_mq_complete_request` → `lo_complete_rq` → `blk_mq_end_request`
+/// (drivers/block/loop.c, block/blk-mq.c): the lower bio of loop request
+/// `rid` ended, the loop request completes, in the same context and at
+/// once: `blk_mq_complete_request_remote` completes locally a request whose
+/// hardware context maps one software context on this CPU (v6.1 on; a
+/// loop device's one queue on a one-CPU machine), so the task waiting for
+/// it is woken inside the lower completion, before whoever ran it (the
+/// lower loop device's worker) can sleep. The upper request completes
+/// inside the lower one's completion, before the lower tag is freed, as
+/// `blk_mq_end_request` ends the bios before freeing the request.
+///
+/// Simplified: locally on every host (with more CPUs the kernel completes
+/// on the submitting CPU through an IPI when it is another one); no
+/// interrupt cost (`irq_ns`) is charged, the completing context's time
+/// holds it.
 pub(crate) fn loop_rw_aio_complete<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, rid: ReqId) {
-    let (b, clk) = h.parts();
-    b.reqs.get_mut(rid).done_time = clk.now;
-    clk.q.push(clk.now, Ev::Complete(dev, rid));
+    let now = h.now();
+    h.blk().reqs.get_mut(rid).done_time = now;
+    h.complete_request(dev, rid);
 }
 
 /// Mirrors `dm_submit_bio` → `dm_split_and_process_bio` → `__map_bio` with
