@@ -294,22 +294,29 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
         }
     }
     // a switch out of a kworker that preempted fio's waker is the other way
-    // round: count fio wake-ups that took the CPU from the kworker at once
-    let mut last_wake: Option<(u32, u32)> = None;
+    // round: count fio wake-ups that took the CPU from the kworker at once.
+    // A kworker may wake several fio tasks before it is switched out (a
+    // completion wakes the submitter, the freed tag a tag sleeper): the
+    // switch to any of them counts, not only to the last one woken.
+    let mut woken_by: Option<(u32, Vec<u32>)> = None;
     for e in &ev {
         match e.name {
             "sched_wakeup" => {
                 let target = num(e.fields, "pid")?;
-                last_wake = (procs.contains_key(&target) && kworkers.contains_key(&e.pid))
-                    .then_some((e.pid, target));
+                if procs.contains_key(&target) && kworkers.contains_key(&e.pid) {
+                    match &mut woken_by {
+                        Some((waker, woken)) if *waker == e.pid => woken.push(target),
+                        _ => woken_by = Some((e.pid, vec![target])),
+                    }
+                }
             }
             "sched_switch" => {
-                if let Some((waker, woken)) = last_wake.take() {
+                if let Some((waker, woken)) = woken_by.take() {
                     let runnable =
                         field(e.fields, "prev_state").is_some_and(|v| v.starts_with('R'));
                     if runnable
                         && num(e.fields, "prev_pid")? == waker
-                        && num(e.fields, "next_pid")? == woken
+                        && woken.contains(&num(e.fields, "next_pid")?)
                     {
                         s.fio_preempts_kworker += 1;
                     }
@@ -502,6 +509,22 @@ mod tests {
             d.contains("loop_workfn 2 times, 50.0 % preempting fio at once, 3.0 µs to run"),
             "{d}"
         );
+    }
+
+    /// The debian-6.1 guest's 4j-qd8 cycle: the loop worker (pid 24) wakes
+    /// /A's fio (its completion) and then /B's (a freed tag: it slept in
+    /// D), and /A's takes the CPU from it at once. Before the count took
+    /// every fio the kworker woke, only a switch to the last one counted.
+    #[test]
+    fn a_switch_to_any_fio_the_kworker_woke_counts_as_preempting_it() {
+        let trace = "\
+    kworker/u2:1-24      [000] dN.4.     7.545627: sched_wakeup: comm=fio pid=120 prio=120 target_cpu=000
+    kworker/u2:1-24      [000] dN.4.     7.545632: sched_wakeup: comm=fio pid=130 prio=120 target_cpu=000
+    kworker/u2:1-24      [000] d..2.     7.545635: sched_switch: prev_comm=kworker/u2:1 prev_pid=24 prev_prio=120 prev_state=R+ ==> next_comm=fio next_pid=120 next_prio=120
+             fio-120     [000] d..2.     7.545640: sched_switch: prev_comm=fio prev_pid=120 prev_prio=120 prev_state=S ==> next_comm=kworker/u2:1 next_pid=24 next_prio=120
+";
+        let s = split(trace, &procs(), "7:1").unwrap();
+        assert_eq!((s.fio_woken_by_kworker, s.fio_preempts_kworker), (2, 1));
     }
 
     /// 30 lines of a built-6.1-hz1000 guest's trace (bfq-800-100-1j-qd32,

@@ -253,9 +253,15 @@ pub(crate) trait BlkMq: BlkHost {
     fn get_tag(&mut self, dev: DevId, id: BioId) -> Option<u32> {
         let b = self.blk();
         let bio = b.bios.get(id);
-        let (op, sync) = (bio.op, bio.flags.sync || bio.op == Op::Read);
+        let a = crate::block::elevator::Alloc {
+            op: bio.op,
+            sync: bio.flags.sync || bio.op == Op::Read,
+            cg: bio.cg,
+            submitter: bio_submitter(&b.bios, id),
+            ioprio: bio.ioprio,
+        };
         let d = &mut b.devs[dev as usize];
-        let shallow = d.st.elv.limit_depth(op, sync, d.info.nr_requests);
+        let shallow = d.st.elv.limit_depth(&a, d.info.nr_requests);
         d.st.tag_bits.get(shallow)
     }
 
@@ -265,17 +271,7 @@ pub(crate) trait BlkMq: BlkHost {
         let b = self.blk();
         let bio = b.bios.get(id);
         let alloc_began = bio.t_alloc;
-        // A split piece was submitted by its parent's task, a clone by
-        // its parent's.
-        let origin = match bio.origin {
-            Origin::Split { parent } => b.bios.get(parent).origin,
-            o => o,
-        };
-        let origin = stack::submitter_origin(&b.bios, origin);
-        let submitter = match origin {
-            Origin::Job { job, .. } => Submitter::Job(job),
-            _ => Submitter::Kernel,
-        };
+        let submitter = bio_submitter(&b.bios, id);
         let rq = Request {
             dev,
             op: bio.op,
@@ -748,4 +744,18 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
         Probe::ThrotlQueue { dev, cg, write }
     };
     b.trace.probe(now, &p);
+}
+
+/// The task that submitted bio `id`, as the request built for it records
+/// it: a split piece was submitted by its parent's task, a clone by its
+/// parent's.
+fn bio_submitter(bios: &crate::sim::slab::Slab<crate::block::bio::Bio>, id: BioId) -> Submitter {
+    let origin = match bios.get(id).origin {
+        Origin::Split { parent } => bios.get(parent).origin,
+        o => o,
+    };
+    match stack::submitter_origin(bios, origin) {
+        Origin::Job { job, .. } => Submitter::Job(job),
+        _ => Submitter::Kernel,
+    }
 }

@@ -105,6 +105,16 @@ pub const SWITCHES: &[SwitchDef] = &[
                if only one group is activated', v6.2+) = only two or more groups with pending requests do.",
     },
     SwitchDef {
+        name: "bfq.cgroup_request_limit",
+        values: &["76f1df88bbc2", "off"],
+        default: "76f1df88bbc2",
+        help: "bfq_limit_depth's per-cgroup limit: '76f1df88bbc2' (Jan Kara, 'bfq: Limit number of requests \
+               consumed by each cgroup', v5.19+: every kernel modelled) = a process whose queue, or one of \
+               whose groups, holds its weight's share of the scheduler tags or more allocates with one bit \
+               per bitmap word; 'off' = before v5.19 (no per-cgroup limit; async requests and sync writes \
+               keep their word depths).",
+    },
+    SwitchDef {
         name: "bfq.asym_request_size",
         values: &["off", "on"],
         default: "off",
@@ -208,6 +218,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "none-to-rt"),
             ("bfq.idle_groups", "2d29c9f89fcd"),
             ("bfq.asym_request_size", "off"),
+            ("bfq.cgroup_request_limit", "76f1df88bbc2"),
             ("blk_mq.insert_run", "kblockd"),
             ("blk_mq.submit_bio_plug", "off"),
             ("sched.fair", "cfs-vruntime"),
@@ -235,6 +246,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("bfq.cgroup_request_limit", "76f1df88bbc2"),
             ("blk_mq.insert_run", "kblockd"),
             ("blk_mq.submit_bio_plug", "on"),
             ("sched.fair", "eevdf"),
@@ -264,6 +276,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("bfq.cgroup_request_limit", "76f1df88bbc2"),
             ("blk_mq.insert_run", "kblockd"),
             ("blk_mq.submit_bio_plug", "on"),
             ("sched.fair", "eevdf"),
@@ -289,6 +302,7 @@ pub const PROFILES: &[KernelProfile] = &[
             ("ioprio.policies", "promote-to-rt"),
             ("bfq.idle_groups", "ed3ecc991c90"),
             ("bfq.asym_request_size", "off"),
+            ("bfq.cgroup_request_limit", "76f1df88bbc2"),
             ("blk_mq.insert_run", "kblockd"),
             ("blk_mq.submit_bio_plug", "off"),
             ("sched.fair", "eevdf"),

@@ -81,23 +81,30 @@ pub trait Elevator {
     fn tunables(&self) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// `limit_depth`: the shallow depth (`data->shallow_depth`, bits per
-    /// word of the `nr_requests`-tag bitmap) an allocation for `op` is
-    /// limited to, or None for no limit.
     /// The minimum shallow depth the scheduler sets on its tags
     /// (`sbitmap_queue_min_shallow_depth`), which `wake_batch` counts with;
     /// `NO_SHALLOW_LIMIT` for a scheduler that sets none.
     fn min_shallow_depth(&self) -> u32 {
         crate::block::sbitmap::NO_SHALLOW_LIMIT
     }
-    fn limit_depth(
-        &self,
-        _op: crate::block::bio::Op,
-        _sync: bool,
-        _nr_requests: u32,
-    ) -> Option<u32> {
+    /// `limit_depth`: the shallow depth (`data->shallow_depth`, bits per
+    /// word of the `nr_requests`-tag bitmap) allocation `a` is limited to,
+    /// or None for no limit.
+    fn limit_depth(&self, _a: &Alloc, _nr_requests: u32) -> Option<u32> {
         None
     }
+}
+
+/// What a scheduler's `limit_depth` knows of a request allocation: the
+/// bio's `blk_opf_t` and the submitting task (its blkcg, its I/O context
+/// and I/O priority), as `blk_mq_alloc_data` and `current` give them.
+#[derive(Clone, Copy, Debug)]
+pub struct Alloc {
+    pub op: crate::block::bio::Op,
+    pub sync: bool,
+    pub cg: crate::block::blk_cgroup::CgId,
+    pub submitter: crate::block::request::Submitter,
+    pub ioprio: crate::block::ioprio::Ioprio,
 }
 
 /// Build a scheduler by its sysfs name.

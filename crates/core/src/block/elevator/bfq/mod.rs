@@ -22,6 +22,7 @@
 mod budget;
 mod group;
 mod idle;
+mod limit;
 mod peak_rate;
 mod queue;
 mod run;
@@ -38,6 +39,7 @@ use crate::block::bio::Op;
 use crate::block::blk_cgroup::CgId;
 use crate::block::ctx::Ctx;
 use crate::block::disk::DeviceInfo;
+use crate::block::ioprio::Ioprio;
 use crate::block::request::{ReqId, Request, Submitter};
 use crate::sim::slab::Slab;
 use crate::sim::time::{Hz, Ns};
@@ -125,6 +127,8 @@ pub struct Bfq {
     sw_groups_2018: bool,
     /// Switch `bfq.asym_request_size` = on.
     sw_req_size: bool,
+    /// Switch `bfq.cgroup_request_limit` = 76f1df88bbc2 ([`limit`]).
+    sw_cgroup_limit: bool,
     /// Switch `blk_mq.insert_run` = kblockd: an asynchronous run replaces
     /// a pending delayed re-run ([`run`]).
     sw_kblockd: bool,
@@ -185,6 +189,7 @@ impl Bfq {
             same_size: budget::SameSize::default(),
             sw_groups_2018: false,
             sw_req_size: false,
+            sw_cgroup_limit: true,
             sw_kblockd: false,
             sw_submit_plug: false,
             run: run::QueueRun::default(),
@@ -215,6 +220,7 @@ impl Bfq {
         self.w.idle_class_timeout = ctx.hz.msecs_to_jiffies(200);
         self.sw_groups_2018 = ctx.switches.is("bfq.idle_groups", "2d29c9f89fcd");
         self.sw_req_size = ctx.switches.is("bfq.asym_request_size", "on");
+        self.sw_cgroup_limit = ctx.switches.is("bfq.cgroup_request_limit", "76f1df88bbc2");
         self.sw_kblockd = ctx.switches.is("blk_mq.insert_run", "kblockd");
         self.sw_submit_plug = ctx.switches.is("blk_mq.submit_bio_plug", "on");
     }
@@ -243,14 +249,7 @@ impl Bfq {
     /// the weight of its ioprio, `bfq_ioprio_to_weight`).
     fn get_queue(&mut self, rq: &Request, g: GId) -> u32 {
         let (class, level) = class_level(rq.ioprio);
-        let key = if rq.sync {
-            QueueKey::Sync(rq.submitter, g)
-        } else if class == 2 {
-            // async_idle_bfqq: one per group for the idle class
-            QueueKey::Async(g, 2, 0)
-        } else {
-            QueueKey::Async(g, class as u8, level)
-        };
+        let key = queue_key(rq.sync, rq.submitter, rq.ioprio, g);
         if let Some(&q) = self.queue_of.get(&key) {
             return q;
         }
@@ -261,6 +260,14 @@ impl Bfq {
         self.queues.push(q);
         self.queue_of.insert(key, qi);
         qi
+    }
+
+    /// The queue a request of `submitter` with `ioprio` in group `g` goes
+    /// to, if it exists (`bic_to_bfqq`).
+    fn find_queue(&self, sync: bool, submitter: Submitter, ioprio: Ioprio, g: GId) -> Option<u32> {
+        self.queue_of
+            .get(&queue_key(sync, submitter, ioprio, g))
+            .copied()
     }
 
     /// `bfq_serv_to_charge`: sectors, times the async charge factor for
@@ -594,6 +601,7 @@ impl Bfq {
             return;
         };
         self.slot(id).queue = None;
+        self.count_allocated(q, false);
         let who = self.rq(id).submitter;
         if let Some(n) = self.bic_requests.get_mut(&who) {
             *n -= 1;
@@ -657,6 +665,11 @@ impl Elevator for Bfq {
         1
     }
 
+    /// `bfq_limit_depth` ([`limit`]).
+    fn limit_depth(&self, a: &super::Alloc, nr_requests: u32) -> Option<u32> {
+        self.limit_depth_of(a, nr_requests)
+    }
+
     /// `bfq_insert_request` (requests are not merged: see the fidelity
     /// notes).
     fn insert(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>, rq: ReqId) {
@@ -671,6 +684,7 @@ impl Elevator for Bfq {
         let q = self.get_queue(&r, g);
         // bfq_init_rq
         *self.bic_requests.entry(r.submitter).or_insert(0) += 1;
+        self.count_allocated(q, true);
         self.add_request(reqs, rq, q);
         self.run_hw_queue();
         debug_assert!(op != Op::Flush || self.held > 0);
@@ -755,5 +769,20 @@ impl Elevator for Bfq {
             .collect();
         v.sort();
         v
+    }
+}
+
+/// The key of the queue a request goes to (`bic_to_bfqq` for a sync
+/// request, `bfq_async_queue_prio` for an async one): a sync queue per
+/// process and group, an async one per group and priority.
+fn queue_key(sync: bool, submitter: Submitter, ioprio: Ioprio, g: GId) -> QueueKey {
+    let (class, level) = class_level(ioprio);
+    if sync {
+        QueueKey::Sync(submitter, g)
+    } else if class == 2 {
+        // async_idle_bfqq: one per group for the idle class
+        QueueKey::Async(g, 2, 0)
+    } else {
+        QueueKey::Async(g, class as u8, level)
     }
 }

@@ -75,6 +75,9 @@ pub struct Entity {
     /// Counted in its tree's `wsum` (`on_st_or_in_serv`).
     pub on_st: bool,
     pub in_service: bool,
+    /// Requests of this queue, or of the queues below this group, inserted
+    /// and not yet finished (`entity->allocated`; [`super::limit`]).
+    pub allocated: u32,
     /// Insertion order among equal finish times (equal keys go right in
     /// the kernel's rb-tree).
     seq: u64,
@@ -156,6 +159,7 @@ impl Wf2q {
             tree: Tree::None,
             on_st: false,
             in_service: false,
+            allocated: 0,
             seq: 0,
             key: (0, 0),
         });

@@ -317,8 +317,8 @@ impl Elevator for MqDeadline {
     /// `async_depth` requests, as bits per bitmap word (`dd_to_word_depth`:
     /// scaled by the word size over nr_requests, rounded up); sync reads
     /// are not.
-    fn limit_depth(&self, op: Op, sync: bool, nr_requests: u32) -> Option<u32> {
-        let depth = MqDeadline::limit_depth(self, op, sync)?;
+    fn limit_depth(&self, a: &crate::block::elevator::Alloc, nr_requests: u32) -> Option<u32> {
+        let depth = MqDeadline::limit_depth(self, a.op, a.sync)?;
         let shift = crate::block::sbitmap::calculate_shift(nr_requests);
         let bits = ((depth as u64) << shift).div_ceil(nr_requests.max(1) as u64);
         Some(bits.min(u32::MAX as u64) as u32)

@@ -314,7 +314,10 @@ fn at_hz_250_the_rerun_skips_the_next_tick() {
     h.advance_us(5);
     h.bfq.queues[qa as usize].inject_limit = 1;
     h.done(ra);
-    assert!(h.bfq.queues[qa as usize].wait_request, "A idles, its drive empty");
+    assert!(
+        h.bfq.queues[qa as usize].wait_request,
+        "A idles, its drive empty"
+    );
     // the tick at 4 ms runs nothing: B stays held although the limit allows it
     h.now = 4 * NSEC_PER_MSEC;
     assert_eq!(h.disp(), None);

@@ -2,6 +2,7 @@
 //! completes requests by hand, at times the test chooses.
 
 mod inject;
+mod limit;
 mod sched;
 mod service;
 mod wf2q_order;
