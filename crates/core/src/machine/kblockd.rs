@@ -118,7 +118,9 @@ impl Running<'_> {
         // simplified: the item's start and end are traced around the run,
         // its cost (`kblockd_ns`) before them, as the kworker's own
         let trace = |k: &mut Kernel, start: bool| {
-            super::loop_worker::trace_work(&mut k.blk.trace, now, dev as u32, RUN_WORK_FN, start)
+            k.blk
+                .trace
+                .workqueue_execute(now, dev as u32, RUN_WORK_FN, start)
         };
         trace(self.k, true);
         self.run_queue(dev);

@@ -88,7 +88,9 @@ impl Kernel {
         } else {
             "loop_workfn [loop]"
         };
-        trace_work(&mut self.blk.trace, self.clk.now, 0x100 + w, f, start);
+        self.blk
+            .trace
+            .workqueue_execute(self.clk.now, 0x100 + w, f, start);
     }
 
     /// The pool's kworkers get their simulator side (a task on a host with
@@ -261,30 +263,6 @@ impl Running<'_> {
             }
         }
     }
-}
-
-/// `workqueue_execute_start` (`start`) or `_end` (include/trace/events/
-/// workqueue.h: `work struct %p: function %ps`) of the item numbered
-/// `item` running `function`, in the context of the task holding the CPU.
-pub(crate) fn trace_work(
-    trace: &mut crate::sim::trace::Tracer,
-    now: Ns,
-    item: u32,
-    function: &str,
-    start: bool,
-) {
-    let name = if start {
-        "workqueue:workqueue_execute_start"
-    } else {
-        "workqueue:workqueue_execute_end"
-    };
-    // a hashed pointer prints as 16 hex digits
-    trace.emit_in_task(now, name, |_| {
-        format!(
-            "work struct {:016x}: function {function}",
-            0x5eed_0000_u64 + 0x40 * item as u64
-        )
-    });
 }
 
 impl Kernel {

@@ -40,7 +40,7 @@ use crate::sim::sched_tracepoints::{PrevState, SchedEvent};
 use crate::sim::time::Ns;
 
 /// A schedulable task (an fio job's index, then any kernel threads).
-pub type TaskId = u32;
+pub use crate::sim::task::TaskId;
 
 /// The host: how many CPUs and what the kernel's work costs on them. Each
 /// cost has an optional exponential tail (`*_tail_ns`: the mean of an

@@ -19,6 +19,7 @@ pub mod sched_features;
 pub mod sched_tracepoints;
 pub mod slab;
 pub mod switches;
+pub mod task;
 pub mod time;
 pub mod timer;
 pub mod trace;

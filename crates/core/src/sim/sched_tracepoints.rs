@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::sim::cpus::TaskId;
+use crate::sim::task::TaskId;
 
 /// An fio job's pid is this plus its index.
 pub const FIO_PID_BASE: u32 = 1000;

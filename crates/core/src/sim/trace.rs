@@ -109,7 +109,7 @@ impl Tracer {
         self.tasks.is_some()
     }
     /// Name task `t` for the scheduler's tracepoints.
-    pub fn name_task(&mut self, t: crate::sim::cpus::TaskId, n: TaskName) {
+    pub fn name_task(&mut self, t: crate::sim::task::TaskId, n: TaskName) {
         if let Some(tab) = self.tasks.as_mut() {
             tab.name(t, n);
         }
@@ -132,6 +132,25 @@ impl Tracer {
             let p = f(&comm);
             s.event_in(t, (&comm, pid), 0, name, &p);
         }
+    }
+    /// `workqueue_execute_start` (`start`) or `_end` (include/trace/events/
+    /// workqueue.h: `work struct %p: function %ps`) of the work item
+    /// numbered `item` running `function`, in the context of the task
+    /// holding the CPU. The work struct's address is made up from the
+    /// item's number, stable across runs (a hashed pointer prints as 16 hex
+    /// digits).
+    pub fn workqueue_execute(&mut self, t: Ns, item: u32, function: &str, start: bool) {
+        let name = if start {
+            "workqueue:workqueue_execute_start"
+        } else {
+            "workqueue:workqueue_execute_end"
+        };
+        self.emit_in_task(t, name, |_| {
+            format!(
+                "work struct {:016x}: function {function}",
+                0x5eed_0000_u64 + 0x40 * item as u64
+            )
+        });
     }
     /// Whether a probe listens (cheap: callers skip building samples when not).
     #[inline]
