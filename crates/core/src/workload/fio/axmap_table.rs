@@ -52,8 +52,9 @@ impl BitTable {
         }
     }
 
-    /// Places stored.
-    pub(super) fn len(&self) -> usize {
+    /// Places stored (the tests' check of the count).
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.len
     }
 
