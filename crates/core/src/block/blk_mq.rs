@@ -687,15 +687,11 @@ fn idle_wake(submit_cpu_ns: &mut Option<Ns>, idle_wake_ns: Ns) {
     }
 }
 
-/// The device's request count changed: a probe sample (time series only).
 /// The `block_rq_issue` tracepoint (include/trace/events/block.h: `DEV
 /// RWBS BYTES () SECTOR + SECTORS [COMM]`), in the context of the task
 /// holding the CPU, on a host with CPUs (sim::sched_tracepoints). Simplified:
 /// `rwbs` is the direction alone (`R`, `W`; flush `F`, discard `D`).
 fn trace_rq_issue(trace: &mut Tracer, now: Ns, info: &DeviceInfo, r: &Request) {
-    if !trace.tasks_traced() {
-        return;
-    }
     trace.emit_in_task(now, "block:block_rq_issue", |comm| {
         let rwbs = match r.op {
             Op::Read => "R",
@@ -714,6 +710,7 @@ fn trace_rq_issue(trace: &mut Tracer, now: Ns, info: &DeviceInfo, r: &Request) {
     });
 }
 
+/// The device's request count changed: a probe sample (time series only).
 fn probe_depth(trace: &mut Tracer, now: Ns, dev: DevId, in_device: u32, queue_depth: u32) {
     if trace.probing() {
         let p = Probe::DeviceDepth {

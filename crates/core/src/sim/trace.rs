@@ -38,18 +38,21 @@ impl TraceSink for VecSink {
 /// The simulator has no tasks or CPUs; it prints `blklab-0 [000]` so that tools
 /// that split on the `name:` field keep working.
 pub fn format_line(t: Ns, name: &str, payload: &str) -> String {
-    let secs = t / 1_000_000_000;
-    let usecs = (t % 1_000_000_000) / 1000;
-    let short = name.rsplit(':').next().unwrap_or(name);
+    let (secs, usecs, short) = stamp(t, name);
     format!("         blklab-0       [000] .....  {secs:5}.{usecs:06}: {short}: {payload}")
+}
+
+/// A line's timestamp (whole seconds, microseconds: tracefs's default
+/// clock prints µs) and its event's name without the `system:` part.
+fn stamp(t: Ns, name: &str) -> (u64, u64, &str) {
+    let short = name.rsplit(':').next().unwrap_or(name);
+    (t / 1_000_000_000, (t % 1_000_000_000) / 1000, short)
 }
 
 /// The ftrace text layout with the task's context: `%16s-%-7d [%03d]`
 /// (kernel/trace/trace_output.c's `trace_print_context`).
 pub fn format_task_line(t: Ns, task: (&str, u32), cpu: u32, name: &str, payload: &str) -> String {
-    let secs = t / 1_000_000_000;
-    let usecs = (t % 1_000_000_000) / 1000;
-    let short = name.rsplit(':').next().unwrap_or(name);
+    let (secs, usecs, short) = stamp(t, name);
     let (comm, pid) = task;
     format!("{comm:>16}-{pid:<7} [{cpu:03}] ..... {secs:5}.{usecs:06}: {short}: {payload}")
 }

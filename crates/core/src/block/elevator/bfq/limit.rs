@@ -38,15 +38,17 @@ use super::Bfq;
 use crate::block::bio::Op;
 use crate::block::elevator::Alloc;
 use crate::block::sbitmap::calculate_shift;
+use smallvec::{smallvec, SmallVec};
 
 /// `IOPRIO_BE_NR`: the weight-sum factor between priority classes.
 const IOPRIO_BE_NR: u64 = 8;
 
 impl Bfq {
     /// The entities from queue `q` up to its top group (the root group has
-    /// no entity): `for_each_entity`.
-    fn entity_chain(&self, q: u32) -> Vec<EntId> {
-        let mut chain = vec![self.queues[q as usize].ent];
+    /// no entity): `for_each_entity`. Inline up to four levels: this runs
+    /// at every allocation, insertion and completion under bfq.
+    fn entity_chain(&self, q: u32) -> SmallVec<[EntId; 4]> {
+        let mut chain: SmallVec<[EntId; 4]> = smallvec![self.queues[q as usize].ent];
         let mut g = self.w.ents[chain[0] as usize].parent;
         while let Some(e) = self.w.group_entity(g) {
             chain.push(e);
