@@ -16,14 +16,15 @@ use blklab_lab::scenario::Scenario;
 pub fn parse_window(s: &str) -> Result<(u64, u64)> {
     let bad = || format!("--sched-window {s}: expected FROM..TO in ms (e.g. 2000..2250)");
     let (a, b) = s.split_once("..").with_context(bad)?;
-    let (a, b): (u64, u64) = (
-        a.trim().parse().with_context(bad)?,
-        b.trim().parse().with_context(bad)?,
-    );
+    let ns = |ms: &str| -> Result<u64> {
+        let ms: u64 = ms.trim().parse().with_context(bad)?;
+        ms.checked_mul(1_000_000).with_context(bad)
+    };
+    let (a, b) = (ns(a)?, ns(b)?);
     if b <= a {
         bail!(bad());
     }
-    Ok((a * 1_000_000, b * 1_000_000))
+    Ok((a, b))
 }
 
 /// The analysis of trace file `path` of a run of `sc`, over `window` (ns)
@@ -34,8 +35,7 @@ pub fn report(sc: &Scenario, path: &Path, window: Option<(u64, u64)>) -> Result<
             "--sched-split: the scenario's host has no CPUs ([host] cpus = 0): no scheduler trace"
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = blklab_input::read_text(path, "trace file", blklab_input::MAX_TRACE_BYTES)?;
     let text = match window {
         None => text,
         Some((from, to)) => text

@@ -142,3 +142,45 @@ fn a_stacked_loop_request_completes_in_the_lower_workers_context() {
         "{out}"
     );
 }
+
+/// `--sched-window` must be FROM..TO whole ms, FROM below TO, in range;
+/// `--sched-split` reads the trace back only from a regular file.
+#[test]
+fn bad_sched_split_input_is_refused_with_what_was_expected() {
+    let dir = scratch("sched-trace-bad");
+    let sc = dir.join("tiny.toml");
+    std::fs::write(&sc, tiny()).unwrap();
+    let tr = dir.join("trace");
+    for w in ["5..3", "3..3", "x..5", "5", "1..99999999999999999"] {
+        let o = blklab(&[
+            "run",
+            sc.to_str().unwrap(),
+            "--trace",
+            tr.to_str().unwrap(),
+            "--sched-split",
+            "--sched-window",
+            w,
+        ]);
+        assert!(!o.status.success(), "--sched-window {w} accepted");
+        let e = stderr(&o);
+        assert!(
+            e.contains(&format!("--sched-window {w}: expected FROM..TO in ms")),
+            "{w}: {e}"
+        );
+    }
+    // a trace written to a device cannot be read back whole
+    let o = blklab(&[
+        "run",
+        sc.to_str().unwrap(),
+        "--trace",
+        "/dev/null",
+        "--sched-split",
+    ]);
+    assert!(!o.status.success(), "a trace on /dev/null was read back");
+    let e = stderr(&o);
+    assert!(
+        e.contains("/dev/null: not a regular file (a character device); a trace file must be a regular file"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

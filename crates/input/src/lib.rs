@@ -16,6 +16,9 @@ pub const MAX_JOB_FILE_BYTES: u64 = 4 << 20;
 /// Largest recording a replay job loads whole (bytes); `top --from` streams
 /// a recording and has no size cap, only the line cap.
 pub const MAX_RECORDING_BYTES: u64 = 1 << 30;
+/// Largest simulator trace file `blklab run --sched-split` reads whole
+/// (bytes).
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 /// Longest line of a recording (bytes, newline included).
 pub const MAX_RECORD_LINE_BYTES: usize = 4096;
 /// How much of a bad input an error message shows (characters).
