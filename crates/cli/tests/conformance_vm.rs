@@ -71,6 +71,7 @@ fn a_local_kernel_is_checked_before_anything_runs() {
             && e.contains("arch/x86/boot/bzImage"),
         "{e}"
     );
+    let _ = std::fs::remove_dir_all(&d);
     // the fragment it points to is printed whole
     let o = blklab(&["conformance", "--kconfig-fragment"]);
     assert!(o.status.success(), "{}", stderr(&o));
