@@ -67,6 +67,12 @@ pub trait Syscalls {
     /// `blkcg_maybe_throttle_current`: the delay charged to a task of `cg`
     /// on its way back to user space after submitting to `dev`.
     fn return_delay(&mut self, dev: DevId, cg: CgId) -> Ns;
+    /// A task asleep inside its submit call was woken and runs: the kernel
+    /// goes on where it slept (a request-tag wait on a host with CPUs),
+    /// calling [`Tasks::submit_done`] if the call is now over. Returns the
+    /// CPU time that work spent beyond the call's costs, as
+    /// [`Syscalls::submit`] does.
+    fn resume_in_kernel(&mut self, tasks: &mut dyn Tasks, task: JobId) -> Ns;
     /// Whether the machine has a page cache (a task does buffered or mapped I/O).
     fn has_page_cache(&self) -> bool;
     /// A buffered `read`/`write`, or the faults of touching mapped pages.

@@ -23,6 +23,7 @@ use crate::sim::time::Ns;
 use crate::sim::trace::Tracer;
 
 pub(crate) mod stack;
+pub(crate) mod tag;
 
 pub(crate) trait BlkMq: BlkHost {
     /// `submit_bio`: the bio enters the block layer. The submitter learns that
@@ -232,37 +233,7 @@ pub(crate) trait BlkMq: BlkHost {
                 return;
             }
         }
-        self.get_request(dev, id);
-    }
-
-    /// `__blk_mq_alloc_requests` → `blk_mq_get_tag`: take a free tag, even
-    /// ahead of sleepers, or sleep on the tag set's wait queues.
-    fn get_request(&mut self, dev: DevId, id: BioId) {
-        let now = self.now();
-        let b = self.blk();
-        b.bios.get_mut(id).t_alloc = now;
-        match self.get_tag(dev, id) {
-            Some(tag) => self.alloc_request(dev, id, tag),
-            None => self.blk().devs[dev as usize].st.tag_waiters.sleep(id),
-        }
-    }
-
-    /// `__blk_mq_get_tag` for bio `id`: one of the `nr_requests` tags,
-    /// within the scheduler's shallow depth for its kind if it sets one
-    /// (`limit_depth`, e.g. mq-deadline's `async_depth` for writes).
-    fn get_tag(&mut self, dev: DevId, id: BioId) -> Option<u32> {
-        let b = self.blk();
-        let bio = b.bios.get(id);
-        let a = crate::block::elevator::Alloc {
-            op: bio.op,
-            sync: bio.flags.sync || bio.op == Op::Read,
-            cg: bio.cg,
-            submitter: bio_submitter(&b.bios, id),
-            ioprio: bio.ioprio,
-        };
-        let d = &mut b.devs[dev as usize];
-        let shallow = d.st.elv.limit_depth(&a, d.info.nr_requests);
-        d.st.tag_bits.get(shallow)
+        tag::get_request(self, dev, id);
     }
 
     /// A tag is available: build the request, track it, insert it, run the queue.
@@ -379,32 +350,10 @@ pub(crate) trait BlkMq: BlkHost {
             }
         }
         for _ in 0..nr_freed {
-            self.wake_tag_waiters(dev);
+            tag::wake_tag_waiters(self, dev);
         }
         self.continue_released(dev, &mut released);
         self.blk().released = released;
-    }
-
-    /// One tag was freed (`sbitmap_queue_clear` → `sbitmap_queue_wake_up`):
-    /// every `wake_batch`-th free wakes a batch of sleepers; each tries for
-    /// a tag again (`blk_mq_get_tag`'s loop) and sleeps anew without one.
-    fn wake_tag_waiters(&mut self, dev: DevId) {
-        let st = &mut self.blk().devs[dev as usize].st;
-        if st.tag_waiters.is_empty() {
-            return;
-        }
-        // the device's buffer, taken so that the retries below may reach
-        // here again (they then use a fresh one)
-        let mut woken = std::mem::take(&mut st.tag_woken);
-        st.tag_waiters.freed(1, &mut woken);
-        for &w in &woken {
-            match self.get_tag(dev, w) {
-                Some(tag) => self.alloc_request(dev, w, tag),
-                None => self.blk().devs[dev as usize].st.tag_waiters.sleep(w),
-            }
-        }
-        woken.clear();
-        self.blk().devs[dev as usize].st.tag_woken = woken;
     }
 
     /// This piece has a request (or was merged): start the next piece, or tell
@@ -545,7 +494,7 @@ pub(crate) trait BlkMq: BlkHost {
         // The tag is free and its sleepers woken (`blk_mq_free_request`)
         // in the same interrupt that ends the bios, before any task the
         // bios' completion wakes can run and ask for a tag.
-        self.wake_tag_waiters(dev);
+        tag::wake_tag_waiters(self, dev);
         for &bi in &bios {
             self.bio_endio(dev, bi, &mut released);
         }
@@ -746,7 +695,10 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
 /// The task that submitted bio `id`, as the request built for it records
 /// it: a split piece was submitted by its parent's task, a clone by its
 /// parent's.
-fn bio_submitter(bios: &crate::sim::slab::Slab<crate::block::bio::Bio>, id: BioId) -> Submitter {
+pub(crate) fn bio_submitter(
+    bios: &crate::sim::slab::Slab<crate::block::bio::Bio>,
+    id: BioId,
+) -> Submitter {
     let origin = match bios.get(id).origin {
         Origin::Split { parent } => bios.get(parent).origin,
         o => o,

@@ -69,10 +69,10 @@ pub(crate) struct DevState {
     pub tag_bits: crate::block::sbitmap::TagBitmap,
     /// Bios that passed rq_qos and sleep for a request tag (sbitmap's wait
     /// queues: not a FIFO, woken in batches).
-    pub tag_waiters: crate::block::sbitmap::TagWaiters<u32>,
+    pub tag_waiters: crate::block::sbitmap::TagWaiters<crate::block::blk_mq::tag::TagSleeper>,
     /// The sleepers a freed tag wakes, kept between completions so that
     /// a wake-up does not allocate (empty outside `wake_tag_waiters`).
-    pub tag_woken: Vec<u32>,
+    pub tag_woken: Vec<crate::block::blk_mq::tag::TagSleeper>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
     /// What a submitter pays to wake the driver's idle worker
@@ -219,4 +219,10 @@ pub(crate) trait BlkHost {
     /// `submitter` (job tasks only; false on the free host): a kernel
     /// thread woken meanwhile will preempt it.
     fn submitter_must_resched(&self, submitter: crate::block::request::Submitter) -> bool;
+    /// A sleeper for one of `dev`'s tags was woken (`sbitmap_queue_wake_up`
+    /// → the task's `io_schedule` returns): true if the host runs the rest
+    /// of its `blk_mq_get_tag` loop later, in its task's context when the
+    /// scheduler runs it (a host with CPUs, a job's bio), false to run it
+    /// now, in the waker's context (the free host, the kernel's own bios).
+    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::blk_mq::tag::TagSleeper) -> bool;
 }

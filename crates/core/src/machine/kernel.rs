@@ -29,6 +29,11 @@ pub(crate) struct Kernel {
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
+    /// Jobs woken from a sleep for a request tag on a host with CPUs, and
+    /// the device and sleeper their `blk_mq_get_tag` loop resumes with
+    /// when they next run (`BlkHost::defer_tag_retry`).
+    pub tag_resume:
+        std::collections::BTreeMap<JobId, (DevId, crate::block::blk_mq::tag::TagSleeper)>,
 }
 
 impl Kernel {
@@ -124,6 +129,20 @@ impl BlkHost for Running<'_> {
         }
     }
 
+    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::blk_mq::tag::TagSleeper) -> bool {
+        if !self.k.cpus.enabled() {
+            return false;
+        }
+        let crate::block::request::Submitter::Job(j) =
+            crate::block::blk_mq::bio_submitter(&self.k.blk.bios, s.bio)
+        else {
+            return false;
+        };
+        self.k.tag_resume.insert(j, (dev, s));
+        self.k.wake_task(self.tasks, j, 0);
+        true
+    }
+
     fn bio_end_io(&mut self, origin: Origin) {
         match origin {
             Origin::Job { job, io_u } => self.task_completed(job, io_u),
@@ -213,6 +232,17 @@ impl Syscalls for Kernel {
         // is charged only submit_ns when it resumes (simplified)
         self.blk.submit_cpu_ns = Some(0);
         self.with(tasks).submit_bio(id);
+        self.blk.submit_cpu_ns.take().unwrap_or(0)
+    }
+
+    /// `blk_mq_get_tag`'s loop after `io_schedule` returns, in the woken
+    /// task's context: run the hardware queue, try for a tag, else sleep.
+    fn resume_in_kernel(&mut self, tasks: &mut dyn Tasks, task: JobId) -> Ns {
+        let Some((dev, s)) = self.tag_resume.remove(&task) else {
+            return 0;
+        };
+        self.blk.submit_cpu_ns = Some(0);
+        crate::block::blk_mq::tag::retry_or_sleep(&mut self.with(tasks), dev, s);
         self.blk.submit_cpu_ns.take().unwrap_or(0)
     }
 

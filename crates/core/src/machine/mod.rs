@@ -247,6 +247,7 @@ impl Sim {
                 ),
                 loop_workers: Default::default(),
                 kblockd: Default::default(),
+                tag_resume: Default::default(),
                 blk: BlockLayer {
                     hz: cfg.hz,
                     submit_bio_plug: cfg.switches.is("blk_mq.submit_bio_plug", "on"),

@@ -207,7 +207,12 @@ impl Workload {
         loop {
             let phase = self.jobs[j as usize].phase;
             match phase {
-                Phase::Waiting | Phase::Done | Phase::InSubmit(_) | Phase::SyncWait(_) => return,
+                Phase::Waiting | Phase::Done | Phase::SyncWait(_) => return,
+                Phase::InSubmit(n) => {
+                    if !self.job_resume_submit(sys, j, n) {
+                        return;
+                    }
+                }
                 Phase::Top if self.jobs[j as usize].replay.is_some() => {
                     if let Some(t) = self.replay_top(sys, j) {
                         if !self.job_sleep_until(sys, j, t) {

@@ -12,6 +12,7 @@
 //! out, as in the kernel, instead of a whole `submit_ns` before.
 
 use super::Phase;
+use crate::sim::time::Ns;
 use crate::syscall::{DirectIo, JobId, Syscalls};
 use crate::workload::Workload;
 
@@ -51,7 +52,34 @@ impl Workload {
         if !job.submit_done {
             return false; // asleep in the kernel; submit_done wakes us
         }
-        job.phase = Phase::SubmitReturn(n);
+        self.job_submit_returns(sys, j, n, now, extra_cpu_ns)
+    }
+
+    /// The job runs while asleep inside its submit call for io_u `n`: the
+    /// kernel goes on where it slept (`Syscalls::resume_in_kernel`); if the
+    /// call is over, the rest of it is spent as [`Self::job_submit`] spends
+    /// it. Returns true if the job's loop goes on at once.
+    pub(super) fn job_resume_submit(&mut self, sys: &mut impl Syscalls, j: JobId, n: u32) -> bool {
+        let now = sys.now();
+        let extra_cpu_ns = sys.resume_in_kernel(self, j);
+        if !self.jobs[j as usize].submit_done {
+            return false; // asleep again
+        }
+        self.job_submit_returns(sys, j, n, now, extra_cpu_ns)
+    }
+
+    /// The kernel took io_u `n`'s bio at `now`: the rest of the call (the
+    /// part after the bio, what `submit_bio` spent beyond the call's cost,
+    /// the delay owed on the way back) is a burst.
+    fn job_submit_returns(
+        &mut self,
+        sys: &mut impl Syscalls,
+        j: JobId,
+        n: u32,
+        now: Ns,
+        extra_cpu_ns: Ns,
+    ) -> bool {
+        self.jobs[j as usize].phase = Phase::SubmitReturn(n);
         let (_, after_bio_ns) = sys.cpu().submit_split();
         let t = now + after_bio_ns + extra_cpu_ns + self.return_delay(sys, j);
         self.job_burst_until(sys, j, t)
