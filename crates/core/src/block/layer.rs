@@ -69,10 +69,10 @@ pub(crate) struct DevState {
     pub tag_bits: crate::block::sbitmap::TagBitmap,
     /// Bios that passed rq_qos and sleep for a request tag (sbitmap's wait
     /// queues: not a FIFO, woken in batches).
-    pub tag_waiters: crate::block::sbitmap::TagWaiters<crate::block::blk_mq::tag::TagSleeper>,
+    pub tag_waiters: crate::block::sbitmap::TagWaiters<crate::block::sbitmap::TagSleeper>,
     /// The sleepers a freed tag wakes, kept between completions so that
     /// a wake-up does not allocate (empty outside `wake_tag_waiters`).
-    pub tag_woken: Vec<crate::block::blk_mq::tag::TagSleeper>,
+    pub tag_woken: Vec<crate::block::sbitmap::TagSleeper>,
     /// Requests at the device (dispatched, not completed), limited by queue_depth.
     pub in_device: u32,
     /// What a submitter pays to wake the driver's idle worker
@@ -224,5 +224,5 @@ pub(crate) trait BlkHost {
     /// of its `blk_mq_get_tag` loop later, in its task's context when the
     /// scheduler runs it (a host with CPUs, a job's bio), false to run it
     /// now, in the waker's context (the free host, the kernel's own bios).
-    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::blk_mq::tag::TagSleeper) -> bool;
+    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::sbitmap::TagSleeper) -> bool;
 }

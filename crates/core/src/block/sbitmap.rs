@@ -210,6 +210,16 @@ impl TagBitmap {
     }
 }
 
+/// A sleeper on a tag set's wait queues (blk-mq's allocation in
+/// `blk_mq_get_tag`): the bio that waits, and the shallow depth its
+/// allocation was given (0: the whole bitmap, as the kernel's
+/// `data->shallow_depth`), which it keeps until it gets a tag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TagSleeper {
+    pub bio: crate::block::bio::BioId,
+    pub shallow_depth: u32,
+}
+
 /// The sleepers of one tag set and its wake-up counters.
 #[derive(Clone, Debug)]
 pub struct TagWaiters<T> {

@@ -32,8 +32,7 @@ pub(crate) struct Kernel {
     /// Jobs woken from a sleep for a request tag on a host with CPUs, and
     /// the device and sleeper their `blk_mq_get_tag` loop resumes with
     /// when they next run (`BlkHost::defer_tag_retry`).
-    pub tag_resume:
-        std::collections::BTreeMap<JobId, (DevId, crate::block::blk_mq::tag::TagSleeper)>,
+    pub tag_resume: std::collections::BTreeMap<JobId, (DevId, crate::block::sbitmap::TagSleeper)>,
 }
 
 impl Kernel {
@@ -129,7 +128,7 @@ impl BlkHost for Running<'_> {
         }
     }
 
-    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::blk_mq::tag::TagSleeper) -> bool {
+    fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::sbitmap::TagSleeper) -> bool {
         if !self.k.cpus.enabled() {
             return false;
         }

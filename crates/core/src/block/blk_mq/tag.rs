@@ -28,15 +28,7 @@
 
 use super::{bio_submitter, BlkMq};
 use crate::block::bio::{BioId, DevId, Op};
-
-/// A sleeper on the tag set's wait queues: the bio that waits, and the
-/// shallow depth its allocation was given (0: the whole bitmap, as the
-/// kernel's `data->shallow_depth`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TagSleeper {
-    pub bio: BioId,
-    pub shallow_depth: u32,
-}
+use crate::block::sbitmap::TagSleeper;
 
 /// `__blk_mq_alloc_requests` → `blk_mq_get_tag`: take a free tag, even
 /// ahead of sleepers; else run the hardware queue, try again, and sleep on
