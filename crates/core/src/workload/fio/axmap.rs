@@ -114,8 +114,14 @@ impl Words {
                     Chunk::Bits(b) => or_word(&mut b[w % CHUNK_WORDS], x),
                     Chunk::Table(t) => {
                         let lo = (w % CHUNK_WORDS) as u32 * 64;
-                        let old = t.word(lo);
+                        let (old, slot) = t.word_and_slot(lo);
                         let mut add = x & !old;
+                        // one new place, where the scan ended (a random
+                        // job's I/O): no second probe
+                        if let Some(slot) = slot.filter(|_| add.is_power_of_two() && !t.full()) {
+                            t.insert_at(lo + add.trailing_zeros(), slot);
+                            return old;
+                        }
                         while add != 0 {
                             if t.full() {
                                 if t.slots() >= CHUNK_TABLE_MAX_SLOTS {

@@ -68,12 +68,20 @@ impl BitTable {
     }
 
     /// The 64 bits of the chunk from place `lo` (a multiple of 64): bit `i`
-    /// set when place `lo + i` is stored. A place of the word sits at or
-    /// after its home with only full slots in between, so the scan covers
-    /// the word's homes and then runs on to the first free slot.
+    /// set when place `lo + i` is stored.
     pub(super) fn word(&self, lo: u32) -> u64 {
+        self.word_and_slot(lo).0
+    }
+
+    /// `word(lo)`, and the slot where `insert` would put any place of the
+    /// word, when the word has a single home (then its places all probe
+    /// from there: the scan's last slot is the first free one). A place of
+    /// the word sits at or after its home with only full slots in between,
+    /// so the scan covers the word's homes and then runs on to the first
+    /// free slot.
+    pub(super) fn word_and_slot(&self, lo: u32) -> (u64, Option<usize>) {
         if self.slots.is_empty() {
-            return 0;
+            return (0, None);
         }
         let mask = self.slots.len() - 1;
         let first = self.home(lo);
@@ -81,10 +89,11 @@ impl BitTable {
         let mut bits = 0;
         let mut step = 0;
         loop {
-            let v = self.slots[(first + step) & mask];
+            let at = (first + step) & mask;
+            let v = self.slots[at];
             if v == EMPTY {
                 if step >= homes {
-                    return bits;
+                    return (bits, (homes == 0).then_some(at));
                 }
             } else if (lo..lo + 64).contains(&(v as u32)) {
                 bits |= 1 << (v as u32 - lo);
@@ -107,7 +116,16 @@ impl BitTable {
         while self.slots[i] != EMPTY {
             i = (i + 1) & mask;
         }
-        self.slots[i] = place as u16;
+        self.insert_at(place, i);
+    }
+
+    /// Store `place` (not yet stored) in `slot`, the one `insert` would
+    /// take (as `word_and_slot` found it, with no insertion since): the
+    /// probe is not walked twice.
+    pub(super) fn insert_at(&mut self, place: u32, slot: usize) {
+        debug_assert!(place < CHUNK_BITS && self.len < self.slots.len());
+        debug_assert_eq!(self.slots[slot], EMPTY);
+        self.slots[slot] = place as u16;
         self.len += 1;
     }
 
@@ -184,7 +202,11 @@ mod tests {
             if t.full() {
                 t = t.grown();
             }
-            t.insert(p);
+            // every other place through the slot the word's scan found
+            match t.word_and_slot(p / 64 * 64) {
+                (_, Some(slot)) if n % 2 == 0 => t.insert_at(p, slot),
+                _ => t.insert(p),
+            }
             set[p as usize] = true;
             if n % 97 == 0 || n + 1 == places.len() {
                 assert!(invariant_holds(&t), "after {n} places");
