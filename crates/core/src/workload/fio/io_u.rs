@@ -4,6 +4,7 @@
 use blklab_fio::BsSpec;
 
 use super::axmap::RandomMap;
+use super::map_ahead;
 use super::Job;
 
 impl Job {
@@ -141,8 +142,12 @@ impl Job {
         let map = self.map.as_mut().expect("built above");
         let marked = if claimed { 1 } else { map.mark(b, blocks) };
         // hints for the blocks the next I/Os will most likely draw
-        let first = first.expect("drawn above");
-        self.map_ahead.advance(&self.rng, lastb, first, map);
+        if self.knobs.far_map_hints {
+            let first = first.expect("drawn above");
+            self.map_ahead.advance(&self.rng, lastb, first, map);
+        } else {
+            map_ahead::near(&self.rng, lastb, map);
+        }
         let bytes = (want as u64).min(marked * align) as u32;
         let off = self.region_start + b * align;
         self.seq_pos[d] = off + bytes as u64;

@@ -14,9 +14,42 @@
 //! a range or a split takes draws of its own) restarts less and less often,
 //! so that the copy's `AHEAD` draws cost next to nothing. A wrong
 //! prediction only wastes a hint: nothing here changes a draw or an answer.
+//!
+//! With many jobs, a job's next I/Os are far apart (with 100 jobs, 8 of
+//! its I/Os are 800 of the run's), the hinted lines leave the cache before
+//! they are read, and this state is one more line out of the cache at each
+//! I/O: there a job hints only its next draw, from a copy of its stream
+//! made at each I/O (`near`), as before this look-ahead.
 
 use super::axmap::RandomMap;
 use crate::sim::rng::Rng;
+use crate::workload::Workload;
+
+/// The most jobs a run may have for its jobs to hint far ahead (case a-2cg
+/// of the bench: 2 jobs; with 100 or 1000, far hints were slower than
+/// near ones; bench/README.md, tenth pass).
+const FAR_HINT_JOBS: usize = 2;
+
+impl Workload {
+    /// Choose the reach of the random map's hints from the number of jobs
+    /// (once all are built).
+    pub(crate) fn plan_map_hints(&mut self) {
+        let far = self.jobs.len() <= FAR_HINT_JOBS;
+        for job in &mut self.jobs {
+            job.knobs.far_map_hints = far;
+        }
+    }
+}
+
+/// The hints of a job that does not look far ahead: the block its next
+/// draw will most likely give (from a copy of `stream`, the job's stream
+/// after this I/O's draws) and the chunk entry of the one after.
+#[inline]
+pub(super) fn near(stream: &Rng, lastb: u64, map: &RandomMap) {
+    let mut ahead = stream.clone();
+    map.prefetch(ahead.below(lastb));
+    map.prefetch_entry(ahead.below(lastb));
+}
 
 /// Draws predicted ahead (a power of two). The map's chunk entry is hinted
 /// for the furthest of them and its table's slots `SLOTS_AHEAD` I/Os ahead,
