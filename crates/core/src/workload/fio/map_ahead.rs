@@ -41,6 +41,14 @@ impl Workload {
     }
 }
 
+impl super::Job {
+    /// Whether this job's map hints reach far ahead (the tests' view).
+    #[cfg(test)]
+    pub(crate) fn far_map_hints(&self) -> bool {
+        self.knobs.far_map_hints
+    }
+}
+
 /// The hints of a job that does not look far ahead: the block its next
 /// draw will most likely give (from a copy of `stream`, the job's stream
 /// after this I/O's draws) and the chunk entry of the one after.
@@ -118,7 +126,7 @@ impl MapAhead {
         self.run = 0;
         self.misses = self.misses.saturating_add(1);
         let mut rng = stream.clone();
-        if !self.misses.is_power_of_two() && self.misses % RESTART_EVERY != 0 {
+        if !self.misses.is_power_of_two() && !self.misses.is_multiple_of(RESTART_EVERY) {
             map.prefetch(rng.below(lastb));
             return;
         }
@@ -170,8 +178,14 @@ mod tests {
         }
         // all but the first I/O and the first over the new range; the
         // I/O after an extra draw is out of step and restarts the copy
-        assert_eq!(predicted_right, 198 - (0..200).filter(|&io| extra(io)).count() as u32);
-        assert_eq!(ahead.restarts, 2 + (0..200).filter(|&io| extra(io)).count() as u32);
+        assert_eq!(
+            predicted_right,
+            198 - (0..200).filter(|&io| extra(io)).count() as u32
+        );
+        assert_eq!(
+            ahead.restarts,
+            2 + (0..200).filter(|&io| extra(io)).count() as u32
+        );
     }
 
     /// A job that takes a draw of its own after each block (a size from a
