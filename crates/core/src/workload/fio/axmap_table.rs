@@ -13,8 +13,9 @@
 //! the places of one 64-bit word of the map hash to one or two neighbouring
 //! slots, so reading a word is a short scan of one cache line (four slots
 //! at a time, as 16-bit lanes of a u64), which the job can prefetch ahead.
-//! The price is room: a table doubles when it would pass seven eighths full, so a place takes 2.3-4.6 bytes (3.2 on
-//! average) where a sorted list growing by an eighth takes 2-2.25.
+//! The price is room: a table doubles when it would pass seven eighths
+//! full, so a place takes 2.3-4.6 bytes (3.2 on average) where a sorted
+//! list growing by an eighth takes 2-2.25.
 
 /// Bits per chunk: a place fits 15 bits, so `EMPTY` is never a place.
 pub(super) const CHUNK_BITS: u32 = 1 << 15;
