@@ -25,9 +25,11 @@ use super::axmap::RandomMap;
 use crate::sim::rng::Rng;
 use crate::workload::Workload;
 
-/// The most jobs a run may have for its jobs to hint far ahead (case a-2cg
-/// of the bench: 2 jobs; with 100 or 1000, far hints were slower than
-/// near ones; bench/README.md, tenth pass).
+/// The most jobs a run may have for its jobs to hint far ahead. Measured
+/// (bench/README.md, tenth pass): faster with 1 and 2 jobs (cases a and
+/// a-2cg), 10-40 % slower with 1000 (the scale case with the map), about
+/// the same or faster with 10 and 100; the bound stays at what was shown
+/// to pay.
 const FAR_HINT_JOBS: usize = 2;
 
 impl Workload {
