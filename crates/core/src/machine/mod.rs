@@ -291,6 +291,7 @@ impl Sim {
                 .map_err(|(job, msg)| SetupError::Job { job, msg })?;
             sim.wl.jobs.push(job);
         }
+        sim.wl.plan_map_hints();
         for i in 0..sim.writes.len() {
             let at = sim.writes[i].at;
             sim.k.clk.q.push(at, Ev::Write(i as u32));

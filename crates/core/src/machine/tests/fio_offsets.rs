@@ -43,6 +43,28 @@ fn random_map_visits_every_block_once() {
     assert_eq!(b, (0..1000).collect::<Vec<_>>());
 }
 
+/// The random map's hints reach far ahead in runs of one or two jobs only
+/// (map_ahead.rs): with more, a job's next I/Os are too far apart.
+#[test]
+fn far_map_hints_with_at_most_two_jobs() {
+    for n in 1..=3usize {
+        let jobs = (0..n)
+            .map(|i| {
+                (
+                    job(&format!("r{i}"), RwPattern::RandRead, BS as u32, 4, 1),
+                    "/",
+                )
+            })
+            .collect();
+        let sim = Sim::new(config(vec![nullb_dev(10_000, 64)], jobs), Tracer::default()).unwrap();
+        assert_eq!(sim.wl.jobs.len(), n);
+        assert!(
+            sim.wl.jobs.iter().all(|j| j.far_map_hints() == (n <= 2)),
+            "{n} jobs"
+        );
+    }
+}
+
 #[test]
 fn norandommap_draws_with_replacement() {
     let io = issued(1000, |s| s.norandommap = true);

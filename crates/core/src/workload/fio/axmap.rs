@@ -114,8 +114,14 @@ impl Words {
                     Chunk::Bits(b) => or_word(&mut b[w % CHUNK_WORDS], x),
                     Chunk::Table(t) => {
                         let lo = (w % CHUNK_WORDS) as u32 * 64;
-                        let old = t.word(lo);
+                        let (old, slot) = t.word_and_slot(lo);
                         let mut add = x & !old;
+                        // one new place, where the scan ended (a random
+                        // job's I/O): no second probe
+                        if let Some(slot) = slot.filter(|_| add.is_power_of_two() && !t.full()) {
+                            t.insert_at(lo + add.trailing_zeros(), slot);
+                            return old;
+                        }
                         while add != 0 {
                             if t.full() {
                                 if t.slots() >= CHUNK_TABLE_MAX_SLOTS {
@@ -207,17 +213,17 @@ impl RandomMap {
 
     /// Prefetch what `is_used(b)` and `mark(b, _)` will read first (level 0
     /// and level 1 around `b`). Not in fio: the map of a large region misses
-    /// the cache at nearly every I/O, and the job can tell the next block
-    /// one I/O ahead (see `next_mapped_io`), so the miss overlaps the rest of
-    /// the simulation of this I/O. No effect on any answer.
+    /// the cache at nearly every I/O, and the job can tell its next blocks
+    /// several I/Os ahead (map_ahead.rs), so the miss overlaps the
+    /// simulation of the I/Os in between. No effect on any answer.
     pub(crate) fn prefetch(&self, b: u64) {
         self.hint_levels(b, Words::prefetch);
     }
 
     /// The first stage of [`prefetch`](Self::prefetch) for a block drawn
-    /// one I/O later: `prefetch(b)` reads the chunk tables of levels 0 and 1
-    /// to find the list where `b`'s bits are, and those reads miss the cache
-    /// too on a large map; started one I/O ahead, they are in the cache when
+    /// some I/Os later: `prefetch(b)` reads the chunk tables of levels 0 and
+    /// 1 to find the table where `b`'s bits are, and those reads miss the
+    /// cache too on a large map; started earlier, they are in the cache when
     /// `prefetch(b)` runs. No effect on any answer.
     pub(crate) fn prefetch_entry(&self, b: u64) {
         self.hint_levels(b, Words::prefetch_entry);

@@ -4,6 +4,7 @@
 use blklab_fio::BsSpec;
 
 use super::axmap::RandomMap;
+use super::map_ahead;
 use super::Job;
 
 impl Job {
@@ -110,8 +111,10 @@ impl Job {
         // the same test and the same mark, with one look at the map.
         let one_block = self.knobs.fixed_bs[d] > 0;
         let mut was_reset = false;
+        let mut first = None;
         let (b, claimed) = loop {
             let drawn = self.rng.below(lastb);
+            first.get_or_insert(drawn);
             let map = self.map.as_mut().expect("built above");
             if one_block && map.claim(drawn) {
                 break (drawn, true);
@@ -138,14 +141,13 @@ impl Job {
         let blocks = (want as u64).div_ceil(align);
         let map = self.map.as_mut().expect("built above");
         let marked = if claimed { 1 } else { map.mark(b, blocks) };
-        // The blocks the next two I/Os will most likely draw: the same draws
-        // on a copy of the job's stream (other draws may come first, which
-        // only makes the hints useless). The next one's map words start
-        // loading now; so does the chunk-table entry that finding the words
-        // of the one after reads (its words load during the next I/O).
-        let mut ahead = self.rng.clone();
-        map.prefetch(ahead.below(lastb));
-        map.prefetch_entry(ahead.below(lastb));
+        // hints for the blocks the next I/Os will most likely draw
+        if self.knobs.far_map_hints {
+            let first = first.expect("drawn above");
+            self.map_ahead.advance(&self.rng, lastb, first, map);
+        } else {
+            map_ahead::near(&self.rng, lastb, map);
+        }
         let bytes = (want as u64).min(marked * align) as u32;
         let off = self.region_start + b * align;
         self.seq_pos[d] = off + bytes as u64;

@@ -35,6 +35,10 @@ pub(super) struct Knobs {
     pub ioengine: Engine,
     pub direct: bool,
     pub norandommap: bool,
+    /// Not an option: whether the random map's cache hints reach several
+    /// I/Os ahead (map_ahead.rs), which pays only with few jobs; set by
+    /// `Workload::plan_map_hints` once all jobs are known.
+    pub far_map_hints: bool,
 }
 
 impl Knobs {
@@ -61,6 +65,7 @@ impl Knobs {
             ioengine: s.ioengine,
             direct: s.direct,
             norandommap: s.norandommap,
+            far_map_hints: false,
         }
     }
 

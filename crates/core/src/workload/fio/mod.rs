@@ -22,6 +22,7 @@ mod hot_stats;
 mod io_u;
 mod iou_lists;
 mod knobs;
+mod map_ahead;
 mod submit;
 
 use blklab_fio::options::ThinkBlocksType;
@@ -35,6 +36,7 @@ use axmap::RandomMap;
 use hot_stats::HotStats;
 use iou_lists::{IoUQueue, IoUStack};
 use knobs::Knobs;
+use map_ahead::MapAhead;
 
 /// One of a job's io_us: 32 bytes, aligned to 32 so that none straddles
 /// two cache lines (each reap and each issue touches one line). The
@@ -158,6 +160,9 @@ pub(crate) struct Job {
     /// The host's wake-up noise for this job (its own stream, so that it
     /// does not move the job's offset draws).
     host_rng: Rng,
+    /// The random map's next draws, predicted for cache hints (no effect
+    /// on any result).
+    map_ahead: MapAhead,
     rwmix_issues: u64,
     rate_next_us: [u64; 2],
     last_usec: [u64; 2],
@@ -290,6 +295,7 @@ impl Job {
             seq_left: 0,
             min_bs,
             map: None,
+            map_ahead: MapAhead::new(),
             rwmix_ddir: 0,
             rwmix_issues: 0,
             io_issues: [0; 2],
