@@ -166,15 +166,20 @@ fn task_given_a_cpu_mid_interrupt_starts_after_it() {
 
 #[test]
 fn the_waker_pays_its_side_of_a_wake_up_of_a_sleeping_task() {
-    let mut h = Cpus::new(
-        HostCpus {
-            waker_ns: 2_000,
-            ..host(1).cfg
-        },
-        3,
-        1,
-    );
-    assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+    // one CPU, waker_ns 2 µs; task 0 runs a 10 µs burst from 0
+    let running = || {
+        let mut h = Cpus::new(
+            HostCpus {
+                waker_ns: 2_000,
+                ..host(1).cfg
+            },
+            3,
+            1,
+        );
+        assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+        h
+    };
+    let mut h = running();
     // task 0's code wakes task 1, asleep: task 0's burst ends 2 µs later
     h.set_context(Some(0));
     assert_eq!(h.wake(1, 1_000, 1_000), Woken::Queued);
@@ -188,15 +193,7 @@ fn the_waker_pays_its_side_of_a_wake_up_of_a_sleeping_task() {
     // the waker's work is its own CPU time
     assert_eq!(h.usage(0, 12_500), (12_000, 0));
     // a waker that blocks at once: the next task starts after its work
-    let mut h = Cpus::new(
-        HostCpus {
-            waker_ns: 2_000,
-            ..host(1).cfg
-        },
-        3,
-        1,
-    );
-    assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+    let mut h = running();
     h.set_context(Some(0));
     assert_eq!(h.wake(1, 10_500, 1_000), Woken::Queued);
     assert_eq!(h.block(0, 10_500), Some((1, 10_500 + 2_000 + 500 + 1_000)));
