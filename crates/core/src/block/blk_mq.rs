@@ -400,7 +400,11 @@ pub(crate) trait BlkMq: BlkHost {
         for &w in &woken {
             match self.get_tag(dev, w) {
                 Some(tag) => self.alloc_request(dev, w, tag),
-                None => self.blk().devs[dev as usize].st.tag_waiters.sleep(w),
+                None => {
+                    self.blk().devs[dev as usize].st.tag_waiters.sleep(w);
+                    let origin = self.blk().bios.get(w).origin;
+                    self.tag_retry_failed(origin);
+                }
             }
         }
         woken.clear();

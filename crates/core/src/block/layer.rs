@@ -219,4 +219,7 @@ pub(crate) trait BlkHost {
     /// `submitter` (job tasks only; false on the free host): a kernel
     /// thread woken meanwhile will preempt it.
     fn submitter_must_resched(&self, submitter: crate::block::request::Submitter) -> bool;
+    /// A sleeper woken by a freed tag found none and sleeps again
+    /// (`blk_mq_get_tag`'s loop): its task ran for nothing.
+    fn tag_retry_failed(&mut self, origin: Origin);
 }

@@ -124,6 +124,24 @@ impl BlkHost for Running<'_> {
         }
     }
 
+    /// On a host with CPUs (`[host] tag_retry_ns` > 0) a job woken by a
+    /// freed tag that finds none still runs: `io_schedule` returns in
+    /// `blk_mq_get_tag`'s loop (block/blk-mq-tag.c), which goes round once
+    /// more (`bt_wait_ptr`, `sbitmap_prepare_to_wait`, the scheduler's
+    /// `limit_depth` and `__blk_mq_get_tag` failing again) and sleeps. Its
+    /// task is woken (its waker pays `waker_ns`), spends `tag_retry_ns` and
+    /// blocks again (its submit call goes on only when a retry succeeds).
+    /// Simplified: the retry's outcome is decided at the wake-up's instant,
+    /// its CPU spent after it; only a job's own bio (not a split piece).
+    fn tag_retry_failed(&mut self, origin: Origin) {
+        let retry_ns = self.k.cpu.cpus.tag_retry_ns;
+        if let (Origin::Job { job, .. }, true) = (origin, retry_ns > 0 && self.k.cpus.enabled()) {
+            if !self.k.cpus.on_cpu(job) {
+                self.k.wake_task(self.tasks, job, retry_ns);
+            }
+        }
+    }
+
     fn bio_end_io(&mut self, origin: Origin) {
         match origin {
             Origin::Job { job, io_u } => self.task_completed(job, io_u),

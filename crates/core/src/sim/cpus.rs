@@ -92,6 +92,10 @@ pub struct HostCpus {
     /// stays the woken side's (the switch in). 0 by default: a wake-up
     /// costs only the woken task.
     pub waker_ns: Ns,
+    /// A woken tag waiter's futile retry (`blk_mq_get_tag`'s loop going
+    /// round and sleeping again; machine/kernel.rs `tag_retry_failed`),
+    /// beside its wake-up. 0 by default: the retry costs no CPU.
+    pub tag_retry_ns: Ns,
 }
 
 /// The fair class's model (switch `sched.fair`).

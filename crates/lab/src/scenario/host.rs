@@ -43,6 +43,8 @@ pub(super) struct RawHost {
     /// The waker's side of a wake-up made from a task's context
     /// (`HostCpus::waker_ns`; default 0).
     waker_ns: Option<Spanned<toml::Value>>,
+    /// A woken tag waiter's futile retry (`HostCpus::tag_retry_ns`; default 0).
+    tag_retry_ns: Option<Spanned<toml::Value>>,
     /// The part of `submit_ns` after `submit_bio` (`CpuCosts::submit_split`;
     /// default `DEFAULT_SUBMIT_RETURN_NS`, at most `submit_ns`).
     submit_return_ns: Option<Spanned<toml::Value>>,
@@ -219,6 +221,7 @@ impl Builder<'_> {
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
             waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
+            tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
             submit_return_ns: self.submit_return(h, submit_ns, m.submit_return_ns),
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
@@ -271,6 +274,7 @@ impl Builder<'_> {
                 ("stall_dist", &h.stall_dist),
                 ("kblockd_ns", &h.kblockd_ns),
                 ("waker_ns", &h.waker_ns),
+                ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
             ] {
                 if let Some(v) = v {
