@@ -136,7 +136,9 @@ impl BlkHost for Running<'_> {
     fn tag_retry_failed(&mut self, origin: Origin) {
         let retry_ns = self.k.cpu.cpus.tag_retry_ns;
         if let (Origin::Job { job, .. }, true) = (origin, retry_ns > 0 && self.k.cpus.enabled()) {
-            if !self.k.cpus.on_cpu(job) {
+            // a task already woken (running or runnable) is not woken
+            // again: its one pass of the loop is under way
+            if self.k.cpus.asleep(job) {
                 self.k.wake_task(self.tasks, job, retry_ns);
             }
         }

@@ -652,6 +652,13 @@ impl Cpus {
         self.tasks[t as usize].on.is_some()
     }
 
+    /// Whether task `t` sleeps: neither holds a CPU nor waits for one (a
+    /// wake-up of it is a real one, not `ttwu_runnable`).
+    pub fn asleep(&self, t: TaskId) -> bool {
+        let tk = &self.tasks[t as usize];
+        tk.on.is_none() && !tk.queued
+    }
+
     /// Task `t` blocks at `now` (or ends, or is preempted): its CPU goes to
     /// the first task of the run queue, returned with the end of that task's
     /// first burst.
