@@ -135,12 +135,13 @@ impl BlkHost for Running<'_> {
     /// its CPU spent after it; only a job's own bio (not a split piece).
     fn tag_retry_failed(&mut self, origin: Origin) {
         let retry_ns = self.k.cpu.cpus.tag_retry_ns;
-        if let (Origin::Job { job, .. }, true) = (origin, retry_ns > 0 && self.k.cpus.enabled()) {
-            // a task already woken (running or runnable) is not woken
-            // again: its one pass of the loop is under way
-            if self.k.cpus.asleep(job) {
-                self.k.wake_task(self.tasks, job, retry_ns);
-            }
+        let Origin::Job { job, .. } = origin else {
+            return;
+        };
+        // a task already woken (running or runnable) is not woken again:
+        // its one pass of the loop is under way
+        if retry_ns > 0 && self.k.cpus.enabled() && self.k.cpus.asleep(job) {
+            self.k.wake_task(self.tasks, job, retry_ns);
         }
     }
 
