@@ -265,6 +265,12 @@ struct ConformanceArgs {
     /// judged figures use the default (0).
     #[arg(long, default_value_t = 0)]
     sim_kblockd: u64,
+    /// With --sim-cpus > 0: the waker's side, in ns, of a wake-up made from
+    /// a task's context (`[host] waker_ns`: `try_to_wake_up` run by the
+    /// waker). Default: 2000 against a QEMU guest expressed with CPUs (its
+    /// traces, docs/fidelity/cpus.md), 0 otherwise.
+    #[arg(long)]
+    sim_waker: Option<u64>,
     /// With --sim-cpus > 0: the fair class's features, in the syntax of
     /// /sys/kernel/debug/sched/features ("NO_PLACE_LAG NO_RUN_TO_PARITY";
     /// `[host] sched_features`): with BLKLAB_GUEST_SCHED_FEATURES set the
@@ -753,6 +759,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     loop_as: a.sim_loop,
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
+                    waker_ns: a.sim_waker,
                     sched_features: a.sim_sched_features,
                 },
                 guest_files: a.guest_files,

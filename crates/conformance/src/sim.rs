@@ -89,6 +89,15 @@ pub struct SimChoices {
     /// The scenario's `[host] kblockd_ns` (with cpus > 0): a kblockd queue
     /// run's CPU time (`--sim-kblockd`; 0 = the default).
     pub kblockd_ns: u64,
+    /// The scenario's `[host] waker_ns` (with cpus > 0): the waker's side
+    /// of a wake-up made from a task's context (`--sim-waker`; the guest
+    /// expression's default `sim_request::GUEST_WAKER_NS`).
+    pub waker_ns: u64,
+    /// The scenario's `[host] submit_return_ns` (with cpus > 0; 0 = the
+    /// simulator's default), cut to fio's submit cost.
+    pub submit_return_ns: u64,
+    /// The scenario's `[host] tag_retry_ns` (with cpus > 0; 0 = none).
+    pub tag_retry_ns: u64,
     /// The scenario's `[host] sched_features` (with cpus > 0): the fair
     /// class's features turned off (`--sim-sched-features`), to match the
     /// guest's `BLKLAB_GUEST_SCHED_FEATURES`; default: the kernel's.
@@ -244,6 +253,16 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
         if dev.sim.kblockd_ns > 0 {
             let _ = writeln!(s, "kblockd_ns = {}", dev.sim.kblockd_ns);
+        }
+        if dev.sim.waker_ns > 0 {
+            let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
+        }
+        if dev.sim.submit_return_ns > 0 {
+            let submit_return_ns = dev.sim.submit_return_ns.min(raw.slat_ns.max(1));
+            let _ = writeln!(s, "submit_return_ns = {submit_return_ns}");
+        }
+        if dev.sim.tag_retry_ns > 0 {
+            let _ = writeln!(s, "tag_retry_ns = {}", dev.sim.tag_retry_ns);
         }
         let features = dev.sim.sched_features.kernel_syntax();
         if !features.is_empty() {
@@ -523,6 +542,9 @@ mod tests {
                 loop_as: LoopAs::Nullb,
                 wakeup_preempt: false,
                 kblockd_ns: 0,
+                waker_ns: 0,
+                submit_return_ns: 0,
+                tag_retry_ns: 0,
                 sched_features: Default::default(),
             }
         );

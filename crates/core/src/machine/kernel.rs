@@ -128,6 +128,16 @@ impl BlkHost for Running<'_> {
         }
     }
 
+    /// On a host with CPUs a job woken from a tag sleep runs the rest of
+    /// `blk_mq_get_tag`'s loop (block/blk-mq-tag.c) when the scheduler runs
+    /// it: `io_schedule` returns, the loop runs the hardware queue, goes
+    /// round (`bt_wait_ptr`, `sbitmap_prepare_to_wait`, `__blk_mq_get_tag`)
+    /// and takes a tag or sleeps again. That pass costs `[host]
+    /// tag_retry_ns` of the task's CPU (its waker pays `waker_ns`), and its
+    /// outcome is decided at the pass's end (`Syscalls::resume_in_kernel`),
+    /// not at the free that woke it. A task not asleep (still in the call
+    /// that put its bio to sleep, which a free in that same call woke)
+    /// goes round at once.
     fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::sbitmap::TagSleeper) -> bool {
         if !self.k.cpus.enabled() {
             return false;
@@ -137,8 +147,12 @@ impl BlkHost for Running<'_> {
         else {
             return false;
         };
+        if !self.k.cpus.asleep(j) {
+            return false;
+        }
         self.k.tag_resume.insert(j, (dev, s));
-        self.k.wake_task(self.tasks, j, 0);
+        let pass_ns = self.k.cpu.cpus.tag_retry_ns;
+        self.k.wake_task(self.tasks, j, pass_ns);
         true
     }
 

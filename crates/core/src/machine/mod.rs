@@ -480,6 +480,10 @@ impl Sim {
 
     fn dispatch_event(&mut self, ev: Ev) {
         let (k, wl) = (&mut self.k, &mut self.wl);
+        if k.cpus.enabled() {
+            let ctx = sched::context(k, ev);
+            k.cpus.set_context(ctx);
+        }
         if k.cpus.enabled() && sched::dispatch(k, wl, ev) {
             return;
         }

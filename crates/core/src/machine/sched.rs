@@ -79,6 +79,20 @@ impl Kernel {
     }
 }
 
+/// The task whose code event `ev` runs (the wake-ups it makes are that
+/// task's: `Cpus::set_context`): a job's burst end, a loop kworker's
+/// command, a kblockd run. None for interrupts (a completion's, a timer's:
+/// their `irq_ns` / `timer_ns` hold the wake-ups they make) and for the
+/// machine's own events.
+pub(super) fn context(k: &Kernel, ev: Ev) -> Option<TaskId> {
+    match ev {
+        Ev::Job(j) => Some(j),
+        Ev::LoopWork(w) => k.loop_workers.kworkers.get(w as usize).and_then(|kw| kw.task),
+        Ev::Kblockd(d) => k.kblockd.by_dev.get(&d).map(|w| w.task),
+        _ => None,
+    }
+}
+
 /// Dispatch an event on a host with CPUs; false when the event needs no
 /// CPU treatment (the caller dispatches it as on the free host).
 pub(super) fn dispatch(k: &mut Kernel, wl: &mut Workload, ev: Ev) -> bool {

@@ -156,6 +156,10 @@ impl crate::sim::fair::FairClass for Cfs {
     fn clone_box(&self) -> Box<dyn crate::sim::fair::FairClass> {
         Box::new(self.clone())
     }
+    #[cfg(test)]
+    fn vruntime(&self, t: u32) -> i64 {
+        self.ents[t as usize].vruntime
+    }
     fn add(&mut self, weight: u64) {
         self.ents.push(Entity::new(weight));
     }

@@ -85,6 +85,18 @@ pub struct HostCpus {
     /// the block layer to user space, at whose end a pending reschedule is
     /// taken. 0: the bio is the call's last work.
     pub submit_return_ns: Ns,
+    /// The waker's part of waking a sleeping task from a task's context
+    /// (`try_to_wake_up` → `ttwu_queue` → `enqueue_task` and the
+    /// preemption check, run by the waker with interrupts off), charged to
+    /// the task holding the waker's CPU ([`Cpus::set_context`]); `wake_ns`
+    /// stays the woken side's (the switch in). 0 by default: a wake-up
+    /// costs only the woken task.
+    pub waker_ns: Ns,
+    /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop (the queue run,
+    /// the retry, and going round to sleep again when it finds no tag;
+    /// machine/kernel.rs `defer_tag_retry`), beside its wake-up. 0 by
+    /// default: the pass costs no CPU.
+    pub tag_retry_ns: Ns,
 }
 
 /// The fair class's model (switch `sched.fair`).
@@ -173,6 +185,11 @@ struct Cpu {
     /// Interrupt time it has done since the start (taken from whatever task
     /// held it then).
     stolen_ns: Ns,
+    /// The task whose waker's work ([`Cpus::charge_waker`]) it does until
+    /// `waker_until`: the fair class charges that time to that task, not
+    /// to one switched in meanwhile.
+    waker: Option<TaskId>,
+    waker_until: Ns,
 }
 
 /// The CPU side of a task.
@@ -229,6 +246,10 @@ pub struct Cpus {
     /// The scheduler's decisions since the machine last took them, for
     /// its tracepoints (sim::sched_tracepoints); None: not traced.
     log: Option<Vec<(Ns, SchedEvent)>>,
+    /// The task whose code the machine is running (its event: a burst's
+    /// end), which pays `waker_ns` for the wake-ups it makes; None in
+    /// interrupt and timer context (their costs hold their wake-ups).
+    context: Option<TaskId>,
 }
 
 impl Cpus {
@@ -251,6 +272,56 @@ impl Cpus {
                 }
             },
             log: None,
+            context: None,
+        }
+    }
+
+    /// The machine now runs task `t`'s code (None: an interrupt, a timer,
+    /// or no task): the wake-ups made meanwhile are charged to it.
+    pub fn set_context(&mut self, t: Option<TaskId>) {
+        self.context = t;
+    }
+
+    /// The waker's side of a wake-up of a sleeping task `woken` at `now`
+    /// (`try_to_wake_up` in the waker's context: `select_task_rq`,
+    /// `ttwu_queue` → `ttwu_do_activate` → `enqueue_task`, and
+    /// `wakeup_preempt`/`check_preempt_curr`, kernel/sched/core.c): the
+    /// task in [`Cpus::set_context`], if it holds a CPU, spends `waker_ns`
+    /// there. The kernel does it with the run queue's lock held and
+    /// interrupts off, so it is charged as the CPU's interrupt work is
+    /// (it delays the waker's burst, and a task switched in at `now`
+    /// starts after it; an interrupt arriving meanwhile waits), but
+    /// counted in the waker's own CPU time. Simplified: one cost whatever
+    /// the wake-up does (a tag waiter's wait-queue walk costs the same as
+    /// a kworker's `wake_up_process`).
+    fn charge_waker(&mut self, woken: TaskId, now: Ns) {
+        let cost = self.cfg.waker_ns;
+        if cost == 0 {
+            return;
+        }
+        let Some(w) = self.context.filter(|&w| w != woken) else {
+            return;
+        };
+        let Some(c) = self.tasks[w as usize].on else {
+            return;
+        };
+        let until = self.irq_work(c, now, cost);
+        // its own time: `release` and `usage` take the stolen part off again
+        self.tasks[w as usize].sys_ns += cost;
+        let cpu = &mut self.cpus[c as usize];
+        cpu.waker = Some(w);
+        cpu.waker_until = until;
+    }
+
+    /// Until when the fair class charges task `t`, leaving CPU `c` at
+    /// `now`: the end of the waker's work it still has to do there (the
+    /// kernel's `try_to_wake_up` runs before the waker's `schedule()`).
+    fn charged_until(&self, c: u32, t: TaskId, now: Ns) -> Ns {
+        let cpu = &self.cpus[c as usize];
+        if cpu.waker == Some(t) {
+            now.max(cpu.waker_until)
+        } else {
+            now
         }
     }
 
@@ -352,8 +423,15 @@ impl Cpus {
         tk.stolen_since_got_ns = 0;
         tk.until = start + wake + std::mem::take(&mut tk.pending_ns);
         let until = tk.until;
+        let cpu = &self.cpus[c as usize];
+        // the waker's work left by the previous task is not this one's
+        let from = if cpu.waker.is_some_and(|w| w != t) {
+            now.max(cpu.waker_until)
+        } else {
+            now
+        };
         if let Some(f) = self.fair.as_deref_mut() {
-            f.set_next(t, now);
+            f.set_next(t, from);
         }
         until
     }
@@ -390,6 +468,8 @@ impl Cpus {
             return Woken::Queued;
         }
         let last = tk.last;
+        // it was asleep: the waker pays its side of the wake-up
+        self.charge_waker(t, now);
         if let Some(f) = self.fair.as_deref_mut() {
             f.enqueue(t, now);
         }
@@ -522,8 +602,9 @@ impl Cpus {
     /// the queue and that one gets the CPU.
     fn eevdf_preempt(&mut self, t: TaskId, now: Ns) -> Option<(TaskId, Ns)> {
         let c = self.tasks[t as usize].on?;
+        let upto = self.charged_until(c, t, now);
         let f = self.fair.as_deref_mut().expect("a fair class");
-        let used_up = f.update_curr(t, now);
+        let used_up = f.update_curr(t, upto);
         if !used_up && !self.cpus[c as usize].resched {
             return None;
         }
@@ -572,6 +653,13 @@ impl Cpus {
         self.tasks[t as usize].on.is_some()
     }
 
+    /// Whether task `t` sleeps: neither holds a CPU nor waits for one (a
+    /// wake-up of it is a real one, not `ttwu_runnable`).
+    pub fn asleep(&self, t: TaskId) -> bool {
+        let tk = &self.tasks[t as usize];
+        tk.on.is_none() && !tk.queued
+    }
+
     /// Task `t` blocks at `now` (or ends, or is preempted): its CPU goes to
     /// the first task of the run queue, returned with the end of that task's
     /// first burst.
@@ -582,9 +670,10 @@ impl Cpus {
 
     /// [`Cpus::block`], `t` leaving as `state` says.
     fn switch_out(&mut self, t: TaskId, now: Ns, state: PrevState) -> Option<(TaskId, Ns)> {
-        if let Some(f) = self.fair.as_deref_mut() {
-            if self.tasks[t as usize].on.is_some() {
-                f.update_curr(t, now);
+        if let Some(c) = self.tasks[t as usize].on {
+            let upto = self.charged_until(c, t, now);
+            if let Some(f) = self.fair.as_deref_mut() {
+                f.update_curr(t, upto);
                 f.dequeue_sleep(t);
             }
         }

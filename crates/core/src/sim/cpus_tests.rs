@@ -163,3 +163,75 @@ fn task_given_a_cpu_mid_interrupt_starts_after_it() {
         "the interrupt was before it ran"
     );
 }
+
+#[test]
+fn the_waker_pays_its_side_of_a_wake_up_of_a_sleeping_task() {
+    // one CPU, waker_ns 2 µs; task 0 runs a 10 µs burst from 0
+    let running = || {
+        let mut h = Cpus::new(
+            HostCpus {
+                waker_ns: 2_000,
+                ..host(1).cfg
+            },
+            3,
+            1,
+        );
+        assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+        h
+    };
+    let mut h = running();
+    // task 0's code wakes task 1, asleep: task 0's burst ends 2 µs later
+    h.set_context(Some(0));
+    assert_eq!(h.wake(1, 1_000, 1_000), Woken::Queued);
+    assert_eq!(h.burst_end(0, 10_500), Some(12_500));
+    // a second wake-up of the queued task is no wake-up (`ttwu_runnable`)
+    assert_eq!(h.wake(1, 2_000, 0), Woken::Queued);
+    // nor is one from an interrupt (its irq_ns holds it)
+    h.set_context(None);
+    assert_eq!(h.wake(2, 3_000, 0), Woken::Queued);
+    assert_eq!(h.burst_end(0, 12_500), None);
+    // the waker's work is its own CPU time
+    assert_eq!(h.usage(0, 12_500), (12_000, 0));
+    // a waker that blocks at once: the next task starts after its work
+    let mut h = running();
+    h.set_context(Some(0));
+    assert_eq!(h.wake(1, 10_500, 1_000), Woken::Queued);
+    assert_eq!(h.block(0, 10_500), Some((1, 10_500 + 2_000 + 500 + 1_000)));
+    assert_eq!(h.usage(0, 20_000), (12_000, 1));
+    assert_eq!(h.usage(1, 14_000), (1_000, 0), "not task 1's time");
+}
+
+#[test]
+fn the_waker_s_work_goes_to_its_own_virtual_runtime() {
+    // CFS with virtual runtimes, one CPU, waker_ns 2 µs: task 0 runs 10 µs,
+    // wakes task 1 and blocks at once (a kblockd run waking the loop
+    // kworker); task 1 gets the CPU at that instant but starts 2 µs later
+    for fair in [FairModel::CfsVruntime, FairModel::Eevdf] {
+        let mut h = Cpus::new(
+            HostCpus {
+                waker_ns: 2_000,
+                fair,
+                tick_ns: 4_000_000,
+                ..host(1).cfg
+            },
+            2,
+            1,
+        );
+        let end = match h.wake(0, 0, 10_000) {
+            Woken::Runs(t) => t,
+            Woken::Queued => unreachable!(),
+        };
+        h.set_context(Some(0));
+        assert_eq!(h.wake(1, end, 1_000), Woken::Queued);
+        let v0 = h.fair.as_deref().unwrap().vruntime(0);
+        assert_eq!(h.block(0, end), Some((1, end + 2_000 + 500 + 1_000)));
+        let f = h.fair.as_deref().unwrap();
+        // `update_curr` at its `schedule()` counts the 2 µs as task 0's
+        assert_eq!(f.vruntime(0) - v0, 2_000, "{fair:?}");
+        // and task 1's time starts after them
+        let v1 = f.vruntime(1);
+        h.block(1, end + 2_000 + 500 + 1_000);
+        let f = h.fair.as_deref().unwrap();
+        assert_eq!(f.vruntime(1) - v1, 1_500, "{fair:?}: its wake-up and burst");
+    }
+}

@@ -225,6 +225,11 @@ impl FairClass for Eevdf {
         Box::new(self.clone())
     }
 
+    #[cfg(test)]
+    fn vruntime(&self, t: u32) -> i64 {
+        self.ents[t as usize].vruntime
+    }
+
     /// A kernel thread of `weight` (numbered after the earlier tasks).
     fn add(&mut self, weight: u64) {
         self.ents.push(Entity::new(weight));

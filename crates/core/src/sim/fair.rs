@@ -52,6 +52,9 @@ pub trait FairClass: std::fmt::Debug {
     fn pick_next(&mut self, curr: Option<u32>) -> Option<u32>;
     /// A copy (the simulator's state is cloneable).
     fn clone_box(&self) -> Box<dyn FairClass>;
+    /// Task `t`'s virtual runtime (for tests of what is charged to whom).
+    #[cfg(test)]
+    fn vruntime(&self, t: u32) -> i64;
 }
 
 impl Clone for Box<dyn FairClass> {

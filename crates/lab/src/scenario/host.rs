@@ -40,6 +40,12 @@ pub(super) struct RawHost {
     stall_dist: Option<Spanned<toml::Value>>,
     /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
     kblockd_ns: Option<Spanned<toml::Value>>,
+    /// The waker's side of a wake-up made from a task's context
+    /// (`HostCpus::waker_ns`; default 0).
+    waker_ns: Option<Spanned<toml::Value>>,
+    /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop
+    /// (`HostCpus::tag_retry_ns`; default 0).
+    tag_retry_ns: Option<Spanned<toml::Value>>,
     /// The part of `submit_ns` after `submit_bio` (`CpuCosts::submit_split`;
     /// default `DEFAULT_SUBMIT_RETURN_NS`, at most `submit_ns`).
     submit_return_ns: Option<Spanned<toml::Value>>,
@@ -215,6 +221,8 @@ impl Builder<'_> {
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
+            waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
+            tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
             submit_return_ns: self.submit_return(h, submit_ns, m.submit_return_ns),
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
@@ -266,6 +274,8 @@ impl Builder<'_> {
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
                 ("kblockd_ns", &h.kblockd_ns),
+                ("waker_ns", &h.waker_ns),
+                ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
             ] {
                 if let Some(v) = v {
@@ -335,6 +345,9 @@ mod tests {
         assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
         assert_eq!(c.cpus.kblockd_ns, 5500);
+        assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
+        let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
+        assert_eq!(c.cpus.waker_ns, 2000);
         let c = parse("[host]\ncpus = 1\nsubmit_ns = 17300\nsubmit_return_ns = 4000\n").unwrap();
         assert_eq!(c.submit_split(), (13_300, 4_000));
         // the default, cut to a shorter call
@@ -457,6 +470,10 @@ mod tests {
             (
                 "[host]\nkblockd_ns = 4000\n",
                 &["t.toml:2:14", "host.kblockd_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\nwaker_ns = 2000\n",
+                &["t.toml:2:12", "host.waker_ns needs cpus > 0"],
             ),
             (
                 "[host]\nsubmit_return_ns = 1000\n",

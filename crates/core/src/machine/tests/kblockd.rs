@@ -20,6 +20,11 @@ fn qd1(insert_run: &str, cpus: u32) -> (u64, u64) {
 
 /// [`qd1`] under scheduler `sched`, with switch `blk_mq.submit_bio_plug`.
 fn qd1_on(sched: &str, insert_run: &str, plug: &str, cpus: u32) -> (u64, u64) {
+    qd1_waker(sched, insert_run, plug, cpus, 0)
+}
+
+/// [`qd1_on`] with `[host] waker_ns`.
+fn qd1_waker(sched: &str, insert_run: &str, plug: &str, cpus: u32, waker_ns: u64) -> (u64, u64) {
     let mut d = nullb_dev(0, 128);
     d.info.name = "loop0".into();
     d.info.major = 7;
@@ -39,6 +44,7 @@ fn qd1_on(sched: &str, insert_run: &str, plug: &str, cpus: u32) -> (u64, u64) {
         cfg.cpu.cpus = HostCpus {
             wakeup_preempt: true,
             kblockd_ns: KBLOCKD_NS,
+            waker_ns,
             ..host(cpus)
         };
     }
@@ -117,5 +123,31 @@ fn under_the_per_bio_plug_the_submitter_dispatches_itself() {
     assert_eq!(
         qd1_on("bfq", "kblockd", "on", 0),
         qd1_on("bfq", "kblockd", "off", 0)
+    );
+}
+
+#[test]
+fn each_wake_up_of_a_sleeper_costs_its_waker() {
+    // [host] waker_ns: try_to_wake_up's work in the waker's context. Per
+    // request of the QD1 reader under kblockd (FIFO run queue), three
+    // tasks are woken from sleep, each by a task: kblockd by the job's
+    // submit call, the loop kworker by kblockd's run (it queues behind the
+    // job, which kblockd preempted), and the job, which meanwhile reaped
+    // too early and blocked, by the kworker's completion. So exactly three
+    // waker costs per request (a runnable task's wake-up costs nothing:
+    // sim/cpus_tests.rs)
+    const WAKER_NS: u64 = 1_500;
+    let (base, _) = qd1_waker("mq-deadline", "kblockd", "off", 1, 0);
+    let (ios, _) = qd1_waker("mq-deadline", "kblockd", "off", 1, WAKER_NS);
+    let extra = 1e9 / ios as f64 - 1e9 / base as f64;
+    assert!(
+        (extra / (3 * WAKER_NS) as f64 - 1.0).abs() < 0.01,
+        "{extra:.0} ns more per request, not three wakers' {}",
+        3 * WAKER_NS
+    );
+    // the free host has no CPU to charge: no figure moves
+    assert_eq!(
+        qd1_waker("mq-deadline", "kblockd", "off", 0, WAKER_NS),
+        qd1_waker("mq-deadline", "kblockd", "off", 0, 0)
     );
 }
