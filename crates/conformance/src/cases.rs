@@ -470,29 +470,40 @@ fn ioprio(by_cgroup: bool) -> Case {
 const BFQ_TOL: [Option<Tolerance>; 8] = [None; 8];
 
 /// The bfq shapes (jobs per group, iodepth) and the tolerance of /A's
-/// share of the case's I/Os on this host, in percentage points (None:
-/// reported). docs/fidelity/conformance.md gives the repeated runs behind
-/// them. Only 4 jobs of QD8 per group keep /A backlogged enough that the
-/// real split does not depend on how the CPU is shared: with one job per
-/// group the host's split moved between 22 % and 87 % from run to run.
-const BFQ_SHAPES: [(u32, u32, Option<f64>); 3] = [(1, 1, None), (1, 32, None), (4, 8, Some(6.0))];
+/// share of the case's I/Os, in percentage points (None: reported), on
+/// this host and in a QEMU guest. docs/fidelity/conformance.md and
+/// conformance-vm.md give the repeated runs behind them.
+///
+/// On this host only 4 jobs of QD8 per group keep /A backlogged enough
+/// that the real split does not depend on how the CPU is shared: with one
+/// job per group the host's split moved between 22 % and 87 % from run to
+/// run.
+///
+/// In the guests (one vCPU) the real split of 1j-qd1 and 4j-qd8 stays at
+/// 87.3-89.8 % on all three kernels across sessions, and the simulator's
+/// guest expression gives 86.9-89.8 % at each run's probe (2026-11-26,
+/// after the waker's cost and `blk_mq_get_tag`'s loop). Its one-CPU
+/// lock-step still flips with fio's probed submit cost: ±0.2 µs moves
+/// 6.12's 1j-qd1 between 79 and 89 % and 6.1's 4j-qd8 between 80 and 88 %.
+/// 10 points hold that and still fail the model as it was before
+/// (50-64 % on these shapes: bfq's weights not honoured). 1j-qd32 stays
+/// reported: the real kernels split it between 48 % and 99 % (6.12) and
+/// 80-88 % (6.1) from run to run.
+const BFQ_SHAPES: [(u32, u32, Option<f64>, Option<f64>); 3] = [
+    (1, 1, None, Some(10.0)),
+    (1, 32, None, None),
+    (4, 8, Some(6.0), Some(10.0)),
+];
 
 /// The group-share check of `case`: the bfq cases weigh /A against /B.
-/// In the QEMU guest every shape is reported: its one vCPU runs fio,
-/// kblockd and the loop worker (measured per repetition, vm/guest_cpu.rs:
-/// each request is served while fio is preempted inside its submit), the
-/// real bfq holds /B's QD1 request while it idles for /A (88-90 %), and
-/// the simulator given the same CPU split and order (`--sim-cpus 1`,
-/// `--sim-loop worker:NS`, `--sim-wakeup-preempt`) still lets /B through
-/// about half the time (docs/fidelity/bfq-history.md, "QEMU, measured split").
 pub fn share_check(case: &Case) -> Option<crate::share::ShareCheck> {
-    let (_, _, tol) = BFQ_SHAPES
+    let (_, _, host, qemu) = BFQ_SHAPES
         .iter()
-        .find(|(j, d, _)| bfq_name(*j, *d) == case.name)?;
+        .find(|(j, d, _, _)| bfq_name(*j, *d) == case.name)?;
     Some(crate::share::ShareCheck {
         cgroup: "/A",
-        host_tol_pts: *tol,
-        qemu_tol_pts: None,
+        host_tol_pts: *host,
+        qemu_tol_pts: *qemu,
     })
 }
 

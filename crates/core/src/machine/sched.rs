@@ -87,7 +87,11 @@ impl Kernel {
 pub(super) fn context(k: &Kernel, ev: Ev) -> Option<TaskId> {
     match ev {
         Ev::Job(j) => Some(j),
-        Ev::LoopWork(w) => k.loop_workers.kworkers.get(w as usize).and_then(|kw| kw.task),
+        Ev::LoopWork(w) => k
+            .loop_workers
+            .kworkers
+            .get(w as usize)
+            .and_then(|kw| kw.task),
         Ev::Kblockd(d) => k.kblockd.by_dev.get(&d).map(|w| w.task),
         _ => None,
     }
