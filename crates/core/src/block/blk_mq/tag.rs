@@ -13,7 +13,7 @@
 //!   gets one, even after its own requests have completed.
 //! * Before each sleep, and again after each wake-up, the allocating task
 //!   runs the hardware queue in its own context (`blk_mq_run_hw_queue(hctx,
-//!   false)`, "kick any pending IO submits before going to sleep"). A
+//!   false)`), so that what is pending goes to the device first. A
 //!   scheduler that holds the device for a queue whose process is the one
 //!   asleep here (bfq idling for the queue in service) is entered at each
 //!   such run, so it may inject other queues' requests; their completions
