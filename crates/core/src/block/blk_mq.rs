@@ -400,7 +400,7 @@ pub(crate) trait BlkMq: BlkHost {
             _ => None,
         };
         let mut to_lower = Vec::new();
-        while d.st.in_device < d.info.queue_depth && d.st.elv.has_work() {
+        while d.can_dispatch() {
             let mut ctx = dev_ctx!(b, now, d);
             let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut b.reqs) else {
                 break;

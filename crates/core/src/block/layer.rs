@@ -43,6 +43,15 @@ pub(crate) struct Dev {
     pub st: DevState,
 }
 
+impl Dev {
+    /// Whether a run of the queue would dispatch: the device has room and
+    /// the scheduler has pending work (`blk_mq_hctx_has_pending`).
+    #[inline]
+    pub fn can_dispatch(&self) -> bool {
+        self.st.in_device < self.info.queue_depth && self.st.elv.has_work()
+    }
+}
+
 pub(crate) struct DevState {
     /// blk-throttle (io.max) for this device.
     pub throttle: crate::block::throttle::Throttle,

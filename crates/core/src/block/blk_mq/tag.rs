@@ -77,12 +77,9 @@ pub(super) fn wake_tag_waiters<H: BlkMq + ?Sized>(h: &mut H, dev: DevId) {
 /// sleeper's task runs when the host deferred it to the task's context
 /// ([`crate::block::layer::BlkHost::defer_tag_retry`]).
 pub(crate) fn retry_or_sleep<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, s: TagSleeper) {
-    // `blk_mq_run_hw_queue` does nothing for a queue without pending work
-    // (`blk_mq_hctx_has_pending`), nor does a dispatch to a device without
-    // room: skipped here, as nearly every sleeper on a saturated device
-    // would make that call in vain
-    let d = &h.blk().devs[dev as usize];
-    if d.st.in_device < d.info.queue_depth && d.st.elv.has_work() {
+    // a run that would dispatch nothing is skipped: nearly every sleeper
+    // on a saturated device would make that call in vain
+    if h.blk().devs[dev as usize].can_dispatch() {
         h.run_queue(dev);
     }
     match try_tag(h, dev, s.shallow_depth) {
