@@ -15,9 +15,12 @@
 //!
 //! Per-request CPU cost: the kernel does all of the above under one
 //! spinlock (`bfqd->lock`), about 1.9 µs per request on the documentation's
-//! reference CPU. Until blklab has a host CPU model, the model charges a
-//! serialized lock-hold time per dispatched request (`sim_lock_hold_ns`,
-//! see [`tunables`]): a dispatch waits for the lock to be free.
+//! reference CPU. The model charges it as a serialized lock-hold time per
+//! dispatched request (`sim_lock_hold_ns`, see [`tunables`]): a dispatch
+//! waits for the lock to be free. On a host with CPUs a kblockd run keeps
+//! its CPU through the holds (`run_resumes_at`); a dispatch made inside a
+//! submit call is not charged to the submitter (docs/fidelity/bfq.md,
+//! "Per-request CPU cost").
 
 mod budget;
 mod group;
