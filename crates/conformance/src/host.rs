@@ -14,7 +14,7 @@ use rustix::process::{kill_process, Pid, Signal};
 use crate::cases::{Case, HostDevice, Need, Scheduler};
 use crate::env::{HostEnv, ThrottleVia};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
-use crate::metrics::{from_fio_json, Metrics};
+use crate::metrics::{fio_cpu_pct, from_fio_json, Metrics};
 use blklab_host::resources::{interrupted, Resource, Resources};
 
 /// Prefix of every name the harness creates (cgroups, backing files).
@@ -544,10 +544,14 @@ pub fn run(
     let groups = make_groups(case, env, &dev, idx, res, &mut notes)?;
     let runtime = case.runtime(quick);
     let mut runs: Vec<Vec<Metrics>> = vec![Vec::new(); case.jobs.len()];
+    let mut loads = Vec::new();
+    let mut nr_cpus = 0;
+    let mut load_err = None;
     for _ in 0..repeat.max(1) {
         if interrupted() {
             return Err(HostError::Interrupted);
         }
+        let before = crate::host_load::read_proc_stat();
         let mut kids = Vec::new();
         for (j, procs) in case.jobs.iter().zip(&groups.job_procs) {
             let mut args = fio_args(&j.cmdline)?;
@@ -564,6 +568,20 @@ pub fn run(
             }
         }
         let outs = wait_all(kids, Duration::from_secs(runtime as u64 + 60))?;
+        let after = crate::host_load::read_proc_stat();
+        let fio_cpu: Result<f64, String> = outs.iter().map(|o| fio_cpu_pct(o)).sum();
+        match (before, after, fio_cpu) {
+            (Ok((b, n)), Ok((a, _)), Ok(fio_cpu_pct)) => {
+                nr_cpus = n;
+                if let Some(busy_pct) = crate::host_load::busy_pct(&b, &a) {
+                    loads.push(crate::host_load::RunLoad {
+                        busy_pct,
+                        fio_cpu_pct,
+                    });
+                }
+            }
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => load_err = Some(e),
+        }
         for (i, o) in outs.iter().enumerate() {
             let j = from_fio_json(o)?;
             let m = j
@@ -572,6 +590,13 @@ pub fn run(
                 .1;
             runs[i].push(m);
         }
+    }
+    match load_err {
+        Some(e) => notes.push(format!(
+            "host CPUs during the real runs: not measured ({e})"
+        )),
+        None if !loads.is_empty() => notes.push(crate::host_load::note(&loads, nr_cpus)),
+        None => {}
     }
     Ok(RealRuns {
         device: dev,

@@ -12,8 +12,10 @@
 pub mod cases;
 pub mod env;
 pub mod host;
+pub mod host_load;
 pub mod loop_device;
 pub mod metrics;
+pub mod proc_stat;
 pub mod qos_loop;
 pub mod render;
 pub mod result;

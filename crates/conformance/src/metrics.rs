@@ -114,16 +114,7 @@ fn num(v: &Value, path: &[&str]) -> f64 {
 /// Reads and writes are added for IOPS and MB/s; the latencies are those of
 /// the direction that did more I/Os (the cases are single-direction).
 pub fn from_fio_json(text: &str) -> Result<Vec<(String, Metrics)>, String> {
-    // fio may print notices before the document.
-    let start = text
-        .find('{')
-        .ok_or_else(|| format!("fio printed no JSON document: {}", head(text)))?;
-    let doc: Value = serde_json::from_str(&text[start..])
-        .map_err(|e| format!("fio's JSON does not parse ({e}): {}", head(&text[start..])))?;
-    let jobs = doc
-        .get("jobs")
-        .and_then(Value::as_array)
-        .ok_or("fio's JSON has no \"jobs\" array")?;
+    let jobs = fio_jobs(text)?;
     let mut out = Vec::new();
     for j in jobs {
         let name = j
@@ -157,6 +148,30 @@ pub fn from_fio_json(text: &str) -> Result<Vec<(String, Metrics)>, String> {
         ));
     }
     Ok(out)
+}
+
+/// The CPU fio's jobs in one JSON document used (`usr_cpu` + `sys_cpu`,
+/// percent of one CPU, summed over the jobs).
+pub fn fio_cpu_pct(text: &str) -> Result<f64, String> {
+    let jobs = fio_jobs(text)?;
+    Ok(jobs
+        .iter()
+        .map(|j| num(j, &["usr_cpu"]) + num(j, &["sys_cpu"]))
+        .sum())
+}
+
+/// The `jobs` array of fio's JSON output; fio may print notices before
+/// the document.
+fn fio_jobs(text: &str) -> Result<Vec<Value>, String> {
+    let start = text
+        .find('{')
+        .ok_or_else(|| format!("fio printed no JSON document: {}", head(text)))?;
+    let doc: Value = serde_json::from_str(&text[start..])
+        .map_err(|e| format!("fio's JSON does not parse ({e}): {}", head(&text[start..])))?;
+    match doc.get("jobs") {
+        Some(Value::Array(jobs)) => Ok(jobs.clone()),
+        _ => Err("fio's JSON has no \"jobs\" array".into()),
+    }
 }
 
 fn head(s: &str) -> String {

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use super::sched_trace::{describe, split};
 use super::throttle_race;
+use crate::proc_stat::CpuTicks;
 
 /// The trace window's length in the guest (virtual time).
 pub const WINDOW_US: u32 = 50_000;
@@ -131,12 +132,9 @@ pub fn parse_snapshots(text: &str) -> Result<Snapshots, String> {
                 if w.next() != Some("cpu") {
                     return Err(format!("line {n}: expected /proc/stat's cpu line"));
                 }
-                s.stat[k] = w
-                    .map(|v| {
-                        v.parse::<u64>()
-                            .map_err(|_| format!("line {n}: \"{v}\": expected ticks"))
-                    })
-                    .collect::<Result<_, _>>()?;
+                s.stat[k] = CpuTicks::parse_fields(w)
+                    .map_err(|e| format!("line {n}: {e}"))?
+                    .0;
             }
             Some("cgcpu") => {
                 let k = which(w.next(), n)?;
@@ -192,17 +190,7 @@ impl Snapshots {
     /// /proc/stat's deltas as percent of the total: user (+nice), system,
     /// irq, softirq, idle (+iowait); None when a snapshot is missing.
     pub fn stat_pct(&self) -> Option<[f64; 5]> {
-        let d = |i: usize| -> Option<u64> {
-            Some(self.stat[1].get(i)?.saturating_sub(*self.stat[0].get(i)?))
-        };
-        let (u, ni, sy, id, io, irq, sirq) = (d(0)?, d(1)?, d(2)?, d(3)?, d(4)?, d(5)?, d(6)?);
-        let steal = d(7).unwrap_or(0);
-        let total = (u + ni + sy + id + io + irq + sirq + steal) as f64;
-        if total == 0.0 {
-            return None;
-        }
-        let p = |x: u64| 100.0 * x as f64 / total;
-        Some([p(u + ni), p(sy), p(irq), p(sirq), p(id + io)])
+        CpuTicks(self.stat[0].clone()).pct_until(&CpuTicks(self.stat[1].clone()))
     }
 
     /// Tick-sampled CPU (USER_HZ ticks) of the tasks alive at both
