@@ -247,6 +247,9 @@ fn finish(a: &Args, header: &str, results: &[CaseResult]) -> u8 {
     if a.markdown {
         print!("{}", render::markdown(results, header, &raw, a.repeat));
     }
+    for l in blklab_conformance::sched_cost::lines(results) {
+        progress(a, &format!("{l}\n"));
+    }
     let mut counts = std::collections::BTreeMap::new();
     for r in results {
         *counts.entry(r.status.word()).or_insert(0) += 1;

@@ -511,6 +511,23 @@ fn bfq_name(jobs: u32, depth: u32) -> String {
     format!("bfq-800-100-{jobs}j-qd{depth}")
 }
 
+/// The suffix of a bfq case's twin without a scheduler: the same groups,
+/// weights and jobs on a device whose scheduler is `none` (the weights are
+/// written and do nothing), so that the two totals give bfq's cost in
+/// throughput (sched_cost.rs).
+pub const NO_SCHED_TWIN: &str = "-none";
+
+/// `bfq_shares` without a scheduler (see [`NO_SCHED_TWIN`]); reported only.
+fn bfq_twin_without_scheduler(jobs: u32, depth: u32) -> Case {
+    let mut c = bfq_shares(jobs, depth);
+    c.name.push_str(NO_SCHED_TWIN);
+    c.about = format!(
+        "{jobs} job(s) of 4k randread QD{depth} per group without a scheduler (io.bfq.weight 800:100 written, no effect): total throughput against bfq's"
+    );
+    c.scheduler.name = "none".into();
+    c
+}
+
 /// Two groups weighted 800:100 under bfq (seed 004's weights), `jobs` 4k
 /// random-read jobs of `depth` each per group.
 fn bfq_shares(jobs: u32, depth: u32) -> Case {
@@ -668,6 +685,7 @@ pub fn all() -> Vec<Case> {
     for (jobs, depth) in [(1, 1), (1, 32), (4, 8)] {
         v.push(bfq_shares(jobs, depth));
     }
+    v.push(bfq_twin_without_scheduler(4, 8));
     v.push(ioprio(false));
     v.push(ioprio(true));
     v.push(iolatency("off", None, IOLATENCY_JUDGED_TOL));

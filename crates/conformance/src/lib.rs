@@ -19,6 +19,7 @@ pub mod proc_stat;
 pub mod qos_loop;
 pub mod render;
 pub mod result;
+pub mod sched_cost;
 pub mod share;
 pub mod sim;
 pub mod sim_request;
@@ -327,7 +328,10 @@ mod tests {
     #[test]
     fn the_bfq_cases_carry_a_share_check() {
         let all = cases::all();
-        let bfq: Vec<_> = all.iter().filter(|c| c.need == cases::Need::Bfq).collect();
+        let bfq: Vec<_> = all
+            .iter()
+            .filter(|c| c.need == cases::Need::Bfq && c.scheduler.name == "bfq")
+            .collect();
         assert_eq!(bfq.len(), 3);
         for c in &bfq {
             let chk = cases::share_check(c).expect("a bfq case has a share check");
@@ -347,7 +351,7 @@ mod tests {
         }
         assert!(all
             .iter()
-            .filter(|c| c.need != cases::Need::Bfq)
+            .filter(|c| c.need != cases::Need::Bfq || c.scheduler.name != "bfq")
             .all(|c| cases::share_check(c).is_none()));
     }
 }

@@ -230,6 +230,14 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
         .collect();
     s.push_str(&crate::share::markdown(&shares));
     s.push('\n');
+    let cost = crate::sched_cost::lines(results);
+    if !cost.is_empty() {
+        let _ = writeln!(s, "Schedulers' cost in throughput (reported):\n");
+        for l in cost {
+            let _ = writeln!(s, "- {l}");
+        }
+        s.push('\n');
+    }
     let _ = writeln!(
         s,
         "Tolerances (|sim − real| ≤ max(rel·real, abs); other metrics are reported):\n"
