@@ -626,7 +626,7 @@ impl Cpus {
         let c = self.tasks[t as usize].on?;
         let upto = self.charged_until(c, t, now);
         let f = self.fair.as_deref_mut().expect("a fair class");
-        let used_up = f.burst_end_check(t, upto);
+        let used_up = f.update_curr(t, upto);
         if !used_up && !self.cpus[c as usize].resched {
             return None;
         }

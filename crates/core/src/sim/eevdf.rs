@@ -70,9 +70,6 @@ struct Entity {
     protect: Option<i64>,
     /// Its virtual runtime is charged up to then.
     exec_start: Ns,
-    /// The last tick whose `update_curr` it has had while running (tick
-    /// number; `burst_end_check`).
-    tick_seen: u64,
 }
 
 impl Entity {
@@ -87,7 +84,6 @@ impl Entity {
             running: false,
             protect: None,
             exec_start: 0,
-            tick_seen: 0,
         }
     }
 }
@@ -254,26 +250,6 @@ impl FairClass for Eevdf {
         others
     }
 
-    /// At a burst's end: `update_curr`'s request check only the first time
-    /// after each tick (`entity_tick`). Between ticks nothing calls
-    /// `update_curr` for a task that runs on without waking anyone, so a
-    /// task that has used its request keeps its CPU until the next tick or
-    /// the next wake-up on the queue (`wakeup_preempts`); its time is
-    /// charged all the same. Simplified: the check is made when the first
-    /// burst after the tick ends (the kernel makes it at the tick and
-    /// reschedules at the next preemption point), with the virtual runtime
-    /// charged up to then.
-    fn burst_end_check(&mut self, t: u32, now: Ns) -> bool {
-        let tick = now / self.tick_ns;
-        let e = self.ents[t as usize];
-        if !e.running || tick == e.tick_seen {
-            self.charge(now);
-            return false;
-        }
-        self.ents[t as usize].tick_seen = tick;
-        self.update_curr(t, now)
-    }
-
     /// Task `t` is woken at `now` (`enqueue_task_fair`): a delayed task is
     /// requeued where it is (`requeue_delayed_entity`; placed afresh at V
     /// if its lag turned positive, DELAY_ZERO), any other is placed.
@@ -327,8 +303,6 @@ impl FairClass for Eevdf {
         e.running = true;
         e.exec_start = now;
         e.protect = parity.then_some(e.deadline);
-        // a tick before it got the CPU was not its tick
-        e.tick_seen = now / self.tick_ns;
     }
 
     /// Whether the wake-up of task `t` reschedules `curr`: the enqueue's
@@ -614,31 +588,5 @@ mod tests {
             assert!(q.wakeup_preempts(2, 0, 800_000), "{f}");
             assert_eq!(q.pick_next(Some(0)), Some(1));
         }
-    }
-
-    #[test]
-    fn a_used_up_request_is_noticed_at_the_next_tick_not_at_a_burst_end() {
-        // task 0 runs on with task 1 waiting: at the end of a burst 1 ms in
-        // (past its 0.7 ms request, before the 4 ms tick) nothing has
-        // called update_curr, so it keeps its CPU; its time is charged
-        let mut q = two();
-        q.enqueue(0, 0);
-        q.enqueue(1, 0);
-        q.set_next(0, 0);
-        assert!(!q.burst_end_check(0, 1_000_000));
-        assert_eq!(q.ents[0].vruntime, 1_000_000, "charged all the same");
-        assert!(!q.burst_end_check(0, 3_900_000));
-        // the first burst end after the tick at 4 ms reschedules it
-        assert!(q.burst_end_check(0, 4_010_000));
-        assert_eq!(q.pick_next(Some(0)), Some(1));
-        // and a wake-up's enqueue notices it at once (update_curr)
-        let mut q = two();
-        q.add(NICE_0_WEIGHT);
-        q.enqueue(0, 0);
-        q.enqueue(1, 0);
-        q.set_next(0, 0);
-        assert!(!q.burst_end_check(0, 900_000));
-        q.enqueue(2, 1_000_000);
-        assert!(q.wakeup_preempts(2, 0, 1_000_000));
     }
 }

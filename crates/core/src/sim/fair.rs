@@ -36,15 +36,6 @@ pub trait FairClass: std::fmt::Debug {
     /// `update_curr` for running task `t` at `now`: true when it must be
     /// rescheduled while others wait (its slice or request used up).
     fn update_curr(&mut self, t: u32, now: Ns) -> bool;
-    /// At the end of running task `t`'s burst at `now` (the model's
-    /// preemption point): whether it must be rescheduled, as far as the
-    /// kernel would have noticed by then. The kernel asks at the scheduler
-    /// tick (`task_tick_fair` → `entity_tick` → `update_curr`) and when a
-    /// task is enqueued on the queue (a wake-up: `wakeup_preempts`), not
-    /// at a system call's return; by default the same as `update_curr`.
-    fn burst_end_check(&mut self, t: u32, now: Ns) -> bool {
-        self.update_curr(t, now)
-    }
     /// Task `t` is woken at `now` (`enqueue_task_fair` with ENQUEUE_WAKEUP).
     fn enqueue(&mut self, t: u32, now: Ns);
     /// Task `t` sleeps (`dequeue_entity` with DEQUEUE_SLEEP).
