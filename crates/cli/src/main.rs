@@ -271,6 +271,12 @@ struct ConformanceArgs {
     /// traces, docs/fidelity/cpus.md), 0 otherwise.
     #[arg(long)]
     sim_waker: Option<u64>,
+    /// With --sim-cpus > 0: the part, in ns, of fio's way back from its
+    /// submit call that only a call waking a sleeping task spends (`[host]
+    /// submit_wake_ns`). Default: 2000 against a QEMU guest expressed with
+    /// CPUs (its traces, docs/fidelity/cpus.md), 0 otherwise.
+    #[arg(long)]
+    sim_submit_wake: Option<u64>,
     /// With --sim-cpus > 0: the fair class's features, in the syntax of
     /// /sys/kernel/debug/sched/features ("NO_PLACE_LAG NO_RUN_TO_PARITY";
     /// `[host] sched_features`): with BLKLAB_GUEST_SCHED_FEATURES set the
@@ -760,6 +766,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
                     waker_ns: a.sim_waker,
+                    submit_wake_ns: a.sim_submit_wake,
                     sched_features: a.sim_sched_features,
                 },
                 guest_files: a.guest_files,

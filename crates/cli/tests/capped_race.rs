@@ -161,11 +161,19 @@ fn the_harness_expresses_a_qemu_guest_as_its_own_machine_by_default() {
         "{guest}"
     );
     assert_eq!(guest.matches("worker_ns = 4000").count(), 2, "{guest}");
+    // the guest's way back: 3 µs after a wake-up, 2 of them only then
+    assert!(
+        guest.contains("submit_return_ns = 3000\n") && guest.contains("submit_wake_ns = 2000\n"),
+        "{guest}"
+    );
+    let flat = show(&["--kernel", "debian-6.12", "--sim-submit-wake", "0"]);
+    assert!(!flat.contains("submit_wake_ns"), "{flat}");
     for free in [
         show(&["--kernel", "debian-6.12", "--sim-cpus", "0"]),
         show(&["--kernel", "host"]),
     ] {
         assert!(!free.contains("[host]"), "{free}");
+        assert!(!free.contains("submit_wake_ns"), "{free}");
         assert!(!free.contains("worker_ns"), "{free}");
     }
     // an option given keeps its value: the guest's CPU with null_blk

@@ -378,10 +378,16 @@ mod tests {
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
         assert_eq!(c.cpus.submit_wake_ns, 0, "0 unless asked for");
-        let c = parse("[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 2000\n")
-            .unwrap();
+        let c = parse(
+            "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 2000\n",
+        )
+        .unwrap();
         assert_eq!(c.cpus.submit_wake_ns, 2000);
-        assert_eq!(c.submit_split(), (6000, 1000), "the way back without the wake part");
+        assert_eq!(
+            c.submit_split(),
+            (6000, 1000),
+            "the way back without the wake part"
+        );
         let c = parse("[host]\ncpus = 1\nsubmit_ns = 17300\nsubmit_return_ns = 4000\n").unwrap();
         assert_eq!(c.submit_split(), (13_300, 4_000));
         // the default, cut to a shorter call

@@ -50,7 +50,10 @@ fn a_submit_that_wakes_nobody_returns_without_the_wake_part() {
     // null_blk completes by interrupt: no call wakes a task, so every
     // call ends WAKE_PART_NS early (the way back is host()'s whole call)
     let (min, max, _, _) = run(nullb_dev(20_000, 64), 1, WAKE_PART_NS);
-    assert_eq!((min, max), (SUBMIT_NS - WAKE_PART_NS, SUBMIT_NS - WAKE_PART_NS));
+    assert_eq!(
+        (min, max),
+        (SUBMIT_NS - WAKE_PART_NS, SUBMIT_NS - WAKE_PART_NS)
+    );
     let (min, max, _, _) = run(nullb_dev(20_000, 64), 1, 0);
     assert_eq!((min, max), (SUBMIT_NS, SUBMIT_NS));
 }
@@ -63,7 +66,10 @@ fn a_submit_that_wakes_the_loop_worker_pays_the_whole_call() {
     let with = run(tmpfs_loop(), 1, WAKE_PART_NS);
     let without = run(tmpfs_loop(), 1, 0);
     assert_eq!((with.0, with.1), (SUBMIT_NS, SUBMIT_NS));
-    assert_eq!(with, without, "nothing moves when every call wakes the worker");
+    assert_eq!(
+        with, without,
+        "nothing moves when every call wakes the worker"
+    );
 }
 
 #[test]
@@ -72,12 +78,19 @@ fn at_depth_only_the_calls_that_join_queued_work_are_cheaper() {
     // pending (or its kworker awake) wakes nobody; the one that finds it
     // asleep wakes it. Both kinds occur, and the cheap ones speed the job up.
     let (min, max, mean, ios) = run(tmpfs_loop(), 8, WAKE_PART_NS);
-    assert_eq!(min, SUBMIT_NS - WAKE_PART_NS, "a call that joined queued work");
+    assert_eq!(
+        min,
+        SUBMIT_NS - WAKE_PART_NS,
+        "a call that joined queued work"
+    );
     assert_eq!(max, SUBMIT_NS, "a call that woke the worker");
     assert!(
         mean > (SUBMIT_NS - WAKE_PART_NS) as f64 && mean < SUBMIT_NS as f64,
         "mean slat {mean}"
     );
     let (_, _, _, ios_flat) = run(tmpfs_loop(), 8, 0);
-    assert!(ios > ios_flat, "{ios} I/Os with the wake part, {ios_flat} without");
+    assert!(
+        ios > ios_flat,
+        "{ios} I/Os with the wake part, {ios_flat} without"
+    );
 }
