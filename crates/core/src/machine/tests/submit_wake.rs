@@ -6,26 +6,13 @@
 //! sooner; a call that wakes the loop worker costs the whole `submit_ns`.
 
 use super::host_cpus::host;
+use super::loop_worker::tmpfs_loop;
 use super::*;
-use crate::drivers::loop_dev::LoopSpec;
 use crate::sim::cpus::HostCpus;
 
 /// The tests' submit call (mod.rs `config`) and its way back.
 const SUBMIT_NS: u64 = 2_000;
 const WAKE_PART_NS: u64 = 500;
-
-/// A loop device over a tmpfs file whose worker copies in 4 µs.
-fn tmpfs_loop() -> DeviceConfig {
-    let mut d = nullb_dev(0, 128);
-    d.info.name = "loop0".into();
-    d.info.major = 7;
-    d.model = ModelSpec::Loop(LoopSpec {
-        backing: Some("tmpfs".into()),
-        worker_ns: 4_000,
-        ..LoopSpec::default()
-    });
-    d
-}
 
 /// One job of `iodepth` on `dev` for 1 s on one CPU, with the wake part
 /// `wake_part_ns`: its slat (min, max, mean) and its I/Os.
