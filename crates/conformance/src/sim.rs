@@ -102,8 +102,8 @@ pub struct SimChoices {
     /// The scenario's `[host] submit_wake_ns` (with cpus > 0; 0 = every
     /// submit call costs the probe's slat), cut to the way back: the part
     /// of it only a call that wakes a sleeping task spends
-    /// (`--sim-submit-wake`; the guest expression's default
-    /// `sim_request::GUEST_SUBMIT_WAKE_NS`).
+    /// (`--sim-submit-wake`, an experiment: 0 by default, the guests'
+    /// measured `sim_request::GUEST_SUBMIT_WAKE_NS` without a value).
     pub submit_wake_ns: u64,
     /// The scenario's `[host] sched_features` (with cpus > 0): the fair
     /// class's features turned off (`--sim-sched-features`), to match the

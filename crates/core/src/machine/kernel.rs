@@ -242,7 +242,8 @@ impl Syscalls for Kernel {
         // what the call spends inside submit_bio beyond submit_ns (the
         // dispatches it runs itself); a task that sleeps in the kernel
         // (rq_qos, a tag) dispatches later, from the waker's context, and
-        // is charged only submit_ns when it resumes (simplified)
+        // is charged only submit_ns when it resumes (simplified; less the
+        // wake part, `CpuCosts::submit_wake_part`: its call woke nobody)
         self.blk.submit_cpu_ns = Some(0);
         let task = io.task as crate::sim::task::TaskId;
         let woke_before = self.cpus.wakes_made(task);
