@@ -11,6 +11,7 @@ use crate::cases::{Case, HostDevice};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
 use crate::metrics::{from_fio_json, Metrics};
 use crate::qos_loop::{Collect, VrateAdj};
+use blklab_core::sim::cpus::DEFAULT_SUBMIT_RETURN_NS;
 use blklab_core::sim::trace::TraceSink;
 
 /// fio's reap cost in the simulator (the scenario's `reap_ns`).
@@ -98,6 +99,12 @@ pub struct SimChoices {
     pub submit_return_ns: u64,
     /// The scenario's `[host] tag_retry_ns` (with cpus > 0; 0 = none).
     pub tag_retry_ns: u64,
+    /// The scenario's `[host] submit_wake_ns` (with cpus > 0; 0 = every
+    /// submit call costs the probe's slat), cut to the way back: the part
+    /// of it only a call that wakes a sleeping task spends
+    /// (`--sim-submit-wake`, an experiment: 0 by default, the guests'
+    /// measured `sim_request::GUEST_SUBMIT_WAKE_NS` without a value).
+    pub submit_wake_ns: u64,
     /// The scenario's `[host] sched_features` (with cpus > 0): the fair
     /// class's features turned off (`--sim-sched-features`), to match the
     /// guest's `BLKLAB_GUEST_SCHED_FEATURES`; default: the kernel's.
@@ -257,9 +264,15 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         if dev.sim.waker_ns > 0 {
             let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
         }
+        let submit_ns = raw.slat_ns.max(1);
+        let mut submit_return_ns = DEFAULT_SUBMIT_RETURN_NS.min(submit_ns);
         if dev.sim.submit_return_ns > 0 {
-            let submit_return_ns = dev.sim.submit_return_ns.min(raw.slat_ns.max(1));
+            submit_return_ns = dev.sim.submit_return_ns.min(submit_ns);
             let _ = writeln!(s, "submit_return_ns = {submit_return_ns}");
+        }
+        let submit_wake_ns = dev.sim.submit_wake_ns.min(submit_return_ns);
+        if submit_wake_ns > 0 {
+            let _ = writeln!(s, "submit_wake_ns = {submit_wake_ns}");
         }
         if dev.sim.tag_retry_ns > 0 {
             let _ = writeln!(s, "tag_retry_ns = {}", dev.sim.tag_retry_ns);
@@ -545,6 +558,7 @@ mod tests {
                 waker_ns: 0,
                 submit_return_ns: 0,
                 tag_retry_ns: 0,
+                submit_wake_ns: 0,
                 sched_features: Default::default(),
             }
         );

@@ -56,6 +56,27 @@ pub const GUEST_WAKER_NS: u64 = 2_000;
 /// side of a wake-up"). At most the probe's slat.
 pub const GUEST_SUBMIT_RETURN_NS: u64 = 3_000;
 
+/// The part of fio's way back from its submit call that only a call whose
+/// dispatch woke a sleeping task spends (`[host] submit_wake_ns`), as
+/// measured in the guests; `--sim-submit-wake` without a value gives it.
+/// Not the guest expression's default (0): with it built-6.1-hz1000's
+/// `capped-qos-iocost-on`, bimodal in the CPU costs, falls into its low
+/// mode (real 898, simulated 887 -> 749) for probe slats of 8.5-10 µs
+/// (docs/fidelity/cpus.md, "A submit call that wakes nobody"). In the
+/// guests' traces (`--guest-files`, `sched.r0.trace`,
+/// `capped-qd1-beside-qd128` /B at QD128) a call that wakes the loop
+/// kworker is switched out 6.7 µs (6.12; mean of 147) after its
+/// `block_rq_issue`, 3.0 µs after its `sched_wakeup`, while a call whose
+/// bio joins work already queued issues fio's next bio 9.0 µs (median; p10
+/// 9.0, p90 10.0; 385 gaps on debian-6.12, 447 on debian-6.1, 327 and 195
+/// in 6.1's `iolatency-protect-off`) after its own, and a call resumed
+/// after its preemption issues the next 9.1 µs after it is switched back
+/// in: so the quiet call's way back is about what a preempted one still
+/// does after `schedule()` returns, ~1 µs (not separable in the trace), of
+/// the 3 µs (`GUEST_SUBMIT_RETURN_NS`) a waking call spends after its
+/// wake-up. Tracing's own cost included.
+pub const GUEST_SUBMIT_WAKE_NS: u64 = 2_000;
+
 /// A woken tag waiter's futile retry (`[host] tag_retry_ns`) in the guest
 /// expression: in the bfq 4j-qd8 traces a /B fio woken by a freed tag
 /// runs 7.0 µs (median; debian-6.1: 1,147 such stints in 1,147 requests,
@@ -79,6 +100,9 @@ pub struct SimRequest {
     pub kblockd_ns: u64,
     /// `--sim-waker`.
     pub waker_ns: Option<u64>,
+    /// `--sim-submit-wake` (0, the default: every submit call costs the
+    /// probe's slat).
+    pub submit_wake_ns: u64,
     /// `--sim-sched-features` (the kernel's, on every side).
     pub sched_features: SchedFeatures,
 }
@@ -102,7 +126,11 @@ impl SimRequest {
         let waker_ns = self
             .waker_ns
             .unwrap_or(if guest_machine { GUEST_WAKER_NS } else { 0 });
+        let submit_wake_ns = self.submit_wake_ns;
         if cpus == 0 {
+            if submit_wake_ns > 0 {
+                return Err("--sim-submit-wake needs --sim-cpus > 0 (the free host charges every submit call alike)".into());
+            }
             if waker_ns > 0 {
                 return Err(
                     "--sim-waker needs --sim-cpus > 0 (the free host has no CPU to charge)".into(),
@@ -127,6 +155,11 @@ impl SimRequest {
         if waker_ns > 1_000_000_000 {
             return Err(format!("--sim-waker {waker_ns}: at most 1000000000 ns"));
         }
+        if submit_wake_ns > 1_000_000_000 {
+            return Err(format!(
+                "--sim-submit-wake {submit_wake_ns}: at most 1000000000 ns"
+            ));
+        }
         if self.kblockd_ns > 1_000_000_000 {
             return Err(format!(
                 "--sim-kblockd {}: at most 1000000000 ns",
@@ -146,6 +179,7 @@ impl SimRequest {
                 0
             },
             tag_retry_ns: if guest_machine { GUEST_TAG_RETRY_NS } else { 0 },
+            submit_wake_ns,
             sched_features: self.sched_features,
         })
     }
@@ -196,6 +230,7 @@ mod tests {
         assert_eq!(guest.waker_ns, GUEST_WAKER_NS);
         assert_eq!(guest.submit_return_ns, GUEST_SUBMIT_RETURN_NS);
         assert_eq!(guest.tag_retry_ns, GUEST_TAG_RETRY_NS);
+        assert_eq!(guest.submit_wake_ns, 0, "an experiment, off by default");
         let no_waker = SimRequest {
             waker_ns: Some(0),
             ..SimRequest::default()
@@ -210,6 +245,15 @@ mod tests {
             .for_side(RealSide::Qemu)
             .unwrap_err()
             .contains("--sim-waker needs --sim-cpus > 0"));
+        let wake_on_free_host = SimRequest {
+            cpus: Some(0),
+            submit_wake_ns: GUEST_SUBMIT_WAKE_NS,
+            ..SimRequest::default()
+        };
+        assert!(wake_on_free_host
+            .for_side(RealSide::Qemu)
+            .unwrap_err()
+            .contains("--sim-submit-wake needs --sim-cpus > 0"));
     }
 
     #[test]

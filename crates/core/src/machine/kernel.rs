@@ -242,10 +242,20 @@ impl Syscalls for Kernel {
         // what the call spends inside submit_bio beyond submit_ns (the
         // dispatches it runs itself); a task that sleeps in the kernel
         // (rq_qos, a tag) dispatches later, from the waker's context, and
-        // is charged only submit_ns when it resumes (simplified)
+        // is charged only submit_ns when it resumes (simplified; less the
+        // wake part, `CpuCosts::submit_wake_part`: its call woke nobody)
         self.blk.submit_cpu_ns = Some(0);
+        let task = io.task as crate::sim::task::TaskId;
+        let woke_before = self.cpus.wakes_made(task);
         self.with(tasks).submit_bio(id);
-        self.blk.submit_cpu_ns.take().unwrap_or(0)
+        let spent_ns = self.blk.submit_cpu_ns.take().unwrap_or(0);
+        // the call's wake-up part (`CpuCosts::submit_wake_part`) only if
+        // its dispatch woke a sleeping task
+        if self.cpus.wakes_made(task) > woke_before {
+            spent_ns + self.cpu.submit_wake_part()
+        } else {
+            spent_ns
+        }
     }
 
     /// `blk_mq_get_tag`'s loop after `io_schedule` returns, in the woken

@@ -37,14 +37,38 @@ impl CpuCosts {
     /// wake-ups at the end of that way back (`exit_to_user_mode_loop`
     /// calls `schedule()` on `_TIF_NEED_RESCHED`; the io_submit path has
     /// no `cond_resched` after `submit_bio`), i.e. at the end of the
-    /// burst. The free host keeps the bio at the call's start (0,
-    /// `submit_ns`): its figures do not move.
+    /// burst. The part of the way back that only a call whose dispatch
+    /// woke a sleeping task spends ([`CpuCosts::submit_wake_part`]) is
+    /// left out of `after`: the call adds it when it did wake one
+    /// (machine/kernel.rs, `submit`). The free host keeps the bio at the
+    /// call's start (0, `submit_ns`): its figures do not move.
     pub fn submit_split(&self) -> (Ns, Ns) {
         if self.cpus.nr == 0 {
             return (0, self.submit_ns);
         }
         let after = self.cpus.submit_return_ns.min(self.submit_ns);
-        (self.submit_ns - after, after)
+        (self.submit_ns - after, after - self.submit_wake_part())
+    }
+
+    /// The part of the way back (`submit_return_ns`, as cut to
+    /// `submit_ns`) that a submit call spends only when its dispatch woke
+    /// a sleeping task ([`HostCpus::submit_wake_ns`], at most that way
+    /// back; 0 on the free host). A wake-up from the call (the loop
+    /// worker's kick, `loop_queue_work` → `queue_work` → `kick_pool` →
+    /// `wake_up_process`; on 6.1's queue run, kblockd's) sets the caller's
+    /// `need_resched` when the woken task is to preempt it, and the call
+    /// then goes through `schedule()` on its way out
+    /// (`exit_to_user_mode_loop`); a bio that joins work already queued
+    /// finds `queue_work` return at once (the work's `WORK_STRUCT_PENDING`
+    /// bit), wakes nobody, and the call returns straight to user space.
+    /// Simplified: the part is the same whether or not the woken task is
+    /// to preempt the caller.
+    pub fn submit_wake_part(&self) -> Ns {
+        if self.cpus.nr == 0 {
+            return 0;
+        }
+        let after = self.cpus.submit_return_ns.min(self.submit_ns);
+        self.cpus.submit_wake_ns.min(after)
     }
 }
 

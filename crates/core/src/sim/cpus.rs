@@ -97,6 +97,13 @@ pub struct HostCpus {
     /// machine/kernel.rs `defer_tag_retry`), beside its wake-up. 0 by
     /// default: the pass costs no CPU.
     pub tag_retry_ns: Ns,
+    /// The part of the way back (`submit_return_ns`) a submit call spends
+    /// only when its own dispatch woke a sleeping task
+    /// (`CpuCosts::submit_wake_part`, [`Cpus::wakes_made`]); a call whose
+    /// bio joins work already queued (the loop worker's item pending, its
+    /// kworker awake) returns without it. 0 by default: every call costs
+    /// `submit_ns`.
+    pub submit_wake_ns: Ns,
 }
 
 /// The fair class's model (switch `sched.fair`).
@@ -219,6 +226,9 @@ struct TaskCpu {
     ctx: u64,
     /// A kernel thread ([`Cpus::add_task`]).
     kthread: bool,
+    /// Wake-ups of sleeping tasks it made from its own code
+    /// ([`Cpus::wakes_made`]).
+    wakes_made: u64,
 }
 
 /// What became of a task that was woken.
@@ -280,6 +290,15 @@ impl Cpus {
     /// or no task): the wake-ups made meanwhile are charged to it.
     pub fn set_context(&mut self, t: Option<TaskId>) {
         self.context = t;
+    }
+
+    /// How many sleeping tasks task `t` has woken from its own code so far
+    /// (what [`Cpus::charge_waker`] charges when `waker_ns` > 0): a submit
+    /// call compares it before and after its `submit_bio` to know whether
+    /// its dispatch woke anyone (`HostCpus::submit_wake_ns`). 0 for a task
+    /// the host does not know (the free host has none).
+    pub fn wakes_made(&self, t: TaskId) -> u64 {
+        self.tasks.get(t as usize).map_or(0, |tk| tk.wakes_made)
     }
 
     /// The waker's side of a wake-up of a sleeping task `woken` at `now`
@@ -469,6 +488,9 @@ impl Cpus {
         }
         let last = tk.last;
         // it was asleep: the waker pays its side of the wake-up
+        if let Some(w) = self.context.filter(|&w| w != t) {
+            self.tasks[w as usize].wakes_made += 1;
+        }
         self.charge_waker(t, now);
         if let Some(f) = self.fair.as_deref_mut() {
             f.enqueue(t, now);

@@ -49,6 +49,10 @@ pub(super) struct RawHost {
     /// The part of `submit_ns` after `submit_bio` (`CpuCosts::submit_split`;
     /// default `DEFAULT_SUBMIT_RETURN_NS`, at most `submit_ns`).
     submit_return_ns: Option<Spanned<toml::Value>>,
+    /// The part of the way back (`submit_return_ns`) only a submit call
+    /// that wakes a sleeping task spends (`HostCpus::submit_wake_ns`;
+    /// default 0; at most the way back).
+    submit_wake_ns: Option<Spanned<toml::Value>>,
     /// As in `[run]` (one place or the other).
     submit_ns: Option<Spanned<toml::Value>>,
     reap_ns: Option<Spanned<toml::Value>>,
@@ -152,6 +156,24 @@ impl Builder<'_> {
         }
     }
 
+    /// `[host] submit_wake_ns`: a part of the way back, so not more than
+    /// `submit_return_ns` (as cut to `submit_ns`).
+    fn submit_wake(&mut self, h: &RawHost, return_ns: u64) -> u64 {
+        let n = self.host_cost("submit_wake_ns", &h.submit_wake_ns, 0);
+        match &h.submit_wake_ns {
+            Some(v) if n > return_ns => self
+                .err(
+                    &v.span(),
+                    format!(
+                        "host.submit_wake_ns = {n}: more than the submit call's way back \
+                         (submit_return_ns {return_ns}), the part it comes from"
+                    ),
+                )
+                .unwrap_or(0),
+            _ => n,
+        }
+    }
+
     /// The host's CPU costs from `[run]` and `[host]`.
     pub(super) fn host(&mut self, run: &RawRun, host: Option<&RawHost>) -> CpuCosts {
         let dflt = CpuCosts::default();
@@ -212,6 +234,7 @@ impl Builder<'_> {
             },
         };
         let m = HostCpus::measured(nr);
+        let submit_return_ns = self.submit_return(h, submit_ns, m.submit_return_ns);
         let cpus = HostCpus {
             nr,
             irq_ns: self.host_cost("irq_ns", &h.irq_ns, m.irq_ns),
@@ -223,7 +246,12 @@ impl Builder<'_> {
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
             waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
             tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
-            submit_return_ns: self.submit_return(h, submit_ns, m.submit_return_ns),
+            submit_return_ns,
+            submit_wake_ns: if nr > 0 {
+                self.submit_wake(h, submit_return_ns.min(submit_ns))
+            } else {
+                0
+            },
             wakeup_preempt: match &h.wakeup_preempt {
                 None => false,
                 Some(v) => match v.get_ref() {
@@ -277,6 +305,7 @@ impl Builder<'_> {
                 ("waker_ns", &h.waker_ns),
                 ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
+                ("submit_wake_ns", &h.submit_wake_ns),
             ] {
                 if let Some(v) = v {
                     self.err::<()>(
@@ -348,6 +377,17 @@ mod tests {
         assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
+        assert_eq!(c.cpus.submit_wake_ns, 0, "0 unless asked for");
+        let c = parse(
+            "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 2000\n",
+        )
+        .unwrap();
+        assert_eq!(c.cpus.submit_wake_ns, 2000);
+        assert_eq!(
+            c.submit_split(),
+            (6000, 1000),
+            "the way back without the wake part"
+        );
         let c = parse("[host]\ncpus = 1\nsubmit_ns = 17300\nsubmit_return_ns = 4000\n").unwrap();
         assert_eq!(c.submit_split(), (13_300, 4_000));
         // the default, cut to a shorter call
@@ -482,6 +522,14 @@ mod tests {
             (
                 "[host]\ncpus = 1\nsubmit_ns = 2000\nsubmit_return_ns = 2500\n",
                 &["t.toml:4:20", "submit_return_ns = 2500: more than submit_ns (2000)"],
+            ),
+            (
+                "[host]\nsubmit_wake_ns = 1000\n",
+                &["t.toml:2:18", "host.submit_wake_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 3500\n",
+                &["t.toml:5:18", "submit_wake_ns = 3500: more than the submit call's way back (submit_return_ns 3000)"],
             ),
             (
                 "[host]\ncpus = 1\nkblockd_ns = -1\n",

@@ -11,7 +11,7 @@ const WORKER_NS: u64 = 4_000;
 const WORKER_NS_PER_KIB: u64 = 250;
 
 /// A loop device over a tmpfs file with the test's worker costs.
-fn tmpfs_loop() -> DeviceConfig {
+pub(super) fn tmpfs_loop() -> DeviceConfig {
     let mut d = nullb_dev(0, 128);
     d.info.name = "loop0".into();
     d.info.major = 7;

@@ -14,6 +14,7 @@ mod pagecache;
 mod phases;
 mod qos_hooks;
 mod stacking;
+mod submit_wake;
 mod tag_wait;
 mod throttle_order;
 
