@@ -40,14 +40,19 @@ pub(super) fn get_request<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) {
     if let Some(tag) = try_tag(h, dev, shallow_depth) {
         return h.alloc_request(dev, id, tag);
     }
-    retry_or_sleep(
-        h,
-        dev,
-        TagSleeper {
-            bio: id,
-            shallow_depth,
-        },
-    );
+    let s = TagSleeper {
+        bio: id,
+        shallow_depth,
+    };
+    let d = &mut h.blk().devs[dev as usize];
+    if !d.can_dispatch() {
+        // the loop's queue run is skipped (below), so its retry would meet
+        // the bitmap this failed try left and fail the same way: the
+        // submitter sleeps without making it (with more submitters than
+        // tags, nearly every one)
+        return d.st.tag_waiters.sleep(s);
+    }
+    retry_or_sleep(h, dev, s);
 }
 
 /// One tag was freed (`sbitmap_queue_clear` → `sbitmap_queue_wake_up`):
