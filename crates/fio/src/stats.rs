@@ -70,18 +70,24 @@ impl std::fmt::Debug for PlatHist {
 }
 
 impl PlatHist {
+    /// One sample; returns the counter it went to (a caller may keep its
+    /// address as a cache hint for the next sample).
     #[inline]
-    pub fn add(&mut self, ns: u64) {
+    pub fn add(&mut self, ns: u64) -> &u64 {
         let idx = plat_val_to_idx(ns);
-        match self.buckets.get_mut(idx.wrapping_sub(self.first as usize)) {
-            Some(c) => *c += 1,
-            None => self.add_outside(idx, 1),
+        let at = idx.wrapping_sub(self.first as usize);
+        if at < self.buckets.len() {
+            let c = &mut self.buckets[at];
+            *c += 1;
+            return c;
         }
+        self.add_outside(idx, 1)
     }
     /// `n` samples in bucket `idx`, outside the window: widen it to the
     /// groups from the lowest to the highest bucket held.
+    /// Returns the counter.
     #[cold]
-    fn add_outside(&mut self, idx: usize, n: u64) {
+    fn add_outside(&mut self, idx: usize, n: u64) -> &u64 {
         let group = PLAT_VAL as usize;
         let (lo, hi) = if self.buckets.is_empty() {
             (idx / group * group, (idx / group + 1) * group)
@@ -100,18 +106,11 @@ impl PlatHist {
         wide[idx - lo] += n;
         self.buckets = wide;
         self.first = lo as u32;
+        &self.buckets[idx - lo]
     }
     /// Samples held (the sum of the counts).
     pub fn total(&self) -> u64 {
         self.buckets.iter().sum()
-    }
-    /// The counter a sample of `ns` would increment (None if its bucket is
-    /// outside the window), for a caller that wants it in the cache
-    /// beforehand.
-    #[inline]
-    pub fn bucket_of(&self, ns: u64) -> Option<&u64> {
-        self.buckets
-            .get(plat_val_to_idx(ns).wrapping_sub(self.first as usize))
     }
     /// The non-zero buckets as (index, count), ascending.
     fn nonzero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
@@ -134,7 +133,9 @@ impl PlatHist {
         for (i, c) in o.nonzero() {
             match self.buckets.get_mut(i.wrapping_sub(self.first as usize)) {
                 Some(s) => *s += c,
-                None => self.add_outside(i, c),
+                None => {
+                    self.add_outside(i, c);
+                }
             }
         }
     }
@@ -292,10 +293,12 @@ pub struct LatStat {
 }
 
 impl LatStat {
+    /// One sample; returns the histogram counter it went to (see
+    /// [`PlatHist::add`]).
     #[inline]
-    pub fn add(&mut self, ns: u64) {
+    pub fn add(&mut self, ns: u64) -> &u64 {
         self.stat.add(ns);
-        self.hist.add(ns);
+        self.hist.add(ns)
     }
     pub fn merge(&mut self, o: &LatStat) {
         self.stat.merge(&o.stat);
