@@ -98,6 +98,10 @@ pub(crate) fn retry_or_sleep<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, s: TagSle
 /// bits per word it may use, 0 for all.
 fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
     let b = h.blk();
+    let d = &b.devs[dev as usize];
+    if !d.st.elv.limits_depth() {
+        return 0;
+    }
     let bio = b.bios.get(id);
     let a = crate::block::elevator::Alloc {
         op: bio.op,
@@ -106,7 +110,6 @@ fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
         submitter: bio_submitter(&b.bios, id),
         ioprio: bio.ioprio,
     };
-    let d = &b.devs[dev as usize];
     d.st.elv.limit_depth(&a, d.info.nr_requests).unwrap_or(0)
 }
 
