@@ -158,7 +158,11 @@ impl BlkHost for Running<'_> {
 
 impl Running<'_> {
     /// `defer_tag_retry` on a host with CPUs.
-    fn defer_tag_retry_to_task(&mut self, dev: DevId, s: crate::block::sbitmap::TagSleeper) -> bool {
+    fn defer_tag_retry_to_task(
+        &mut self,
+        dev: DevId,
+        s: crate::block::sbitmap::TagSleeper,
+    ) -> bool {
         let crate::block::request::Submitter::Job(j) =
             crate::block::blk_mq::bio_submitter(&self.k.blk.bios, s.bio)
         else {
