@@ -45,76 +45,104 @@ pub fn plat_idx_to_val(idx: usize) -> u64 {
     base + ((k as f64 + 0.5) * (1u64 << error_bits) as f64) as u64
 }
 
-/// fio's latency histogram (`io_u_plat`), fixed size whatever the sample count.
-/// fio allocates every histogram of a job up front; here the buckets are
-/// allocated at the first sample, so the directions and statistics a job
-/// never feeds (a randread job's write and trim, say) cost nothing: 14.5 KiB
-/// each otherwise. An unallocated histogram reads as all zeros.
+/// fio's latency histogram (`io_u_plat`): `PLAT_NR` counts, of which only
+/// a window is stored. fio allocates every histogram of a job whole (14.5
+/// KiB); a job's samples fill a few neighbouring groups of 64 buckets (a
+/// factor of 2 to 8 in latency), so here the counts are a window of whole
+/// groups, allocated at the first sample and widened when a sample falls
+/// outside it; every bucket outside the window reads as 0. With a thousand
+/// jobs the whole histograms were most of the run's memory, and allocating
+/// and zeroing them most of its start-up time. The total is not kept: it
+/// is the sum of the counts, wanted only when reporting.
 #[derive(Clone, Default)]
 pub struct PlatHist {
-    /// Empty until the first sample, then `PLAT_NR` counts.
+    /// The counts of buckets `first..first + buckets.len()` (whole groups
+    /// of `PLAT_VAL`); empty until the first sample.
     buckets: Box<[u64]>,
-    total: u64,
+    /// The bucket index of `buckets[0]`, a multiple of `PLAT_VAL`.
+    first: u32,
 }
-
-/// The counts of a histogram that has no samples yet.
-static NO_COUNTS: [u64; PLAT_NR] = [0; PLAT_NR];
 
 impl std::fmt::Debug for PlatHist {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PlatHist(n={})", self.total)
+        write!(f, "PlatHist(n={})", self.total())
     }
 }
 
 impl PlatHist {
+    /// One sample; returns the counter it went to (a caller may keep its
+    /// address as a cache hint for the next sample).
     #[inline]
-    pub fn add(&mut self, ns: u64) {
-        if self.buckets.is_empty() {
-            self.allocate();
+    pub fn add(&mut self, ns: u64) -> &u64 {
+        let idx = plat_val_to_idx(ns);
+        let at = idx.wrapping_sub(self.first as usize);
+        if at < self.buckets.len() {
+            let c = &mut self.buckets[at];
+            *c += 1;
+            return c;
         }
-        self.buckets[plat_val_to_idx(ns)] += 1;
-        self.total += 1;
+        self.add_outside(idx, 1)
     }
+    /// `n` samples in bucket `idx`, outside the window: widen it to the
+    /// groups from the lowest to the highest bucket held.
+    /// Returns the counter.
     #[cold]
-    fn allocate(&mut self) {
-        self.buckets = vec![0u64; PLAT_NR].into_boxed_slice();
-    }
-    pub fn total(&self) -> u64 {
-        self.total
-    }
-    /// The counter a sample of `ns` would increment (None before the
-    /// first sample), for a caller that wants it in the cache beforehand.
-    #[inline]
-    pub fn bucket_of(&self, ns: u64) -> Option<&u64> {
-        self.buckets.get(plat_val_to_idx(ns))
-    }
-    /// Every bucket's count, in index order (`PLAT_NR` of them).
-    pub fn counts(&self) -> &[u64] {
-        if self.buckets.is_empty() {
-            &NO_COUNTS
+    fn add_outside(&mut self, idx: usize, n: u64) -> &u64 {
+        let group = PLAT_VAL as usize;
+        let (lo, hi) = if self.buckets.is_empty() {
+            (idx / group * group, (idx / group + 1) * group)
         } else {
-            &self.buckets
+            let first = self.first as usize;
+            (
+                first.min(idx / group * group),
+                (first + self.buckets.len()).max((idx / group + 1) * group),
+            )
+        };
+        let mut wide = vec![0u64; hi - lo].into_boxed_slice();
+        let at = self.first as usize - lo.min(self.first as usize);
+        if !self.buckets.is_empty() {
+            wide[at..at + self.buckets.len()].copy_from_slice(&self.buckets);
         }
+        wide[idx - lo] += n;
+        self.buckets = wide;
+        self.first = lo as u32;
+        &self.buckets[idx - lo]
     }
-    pub fn merge(&mut self, o: &PlatHist) {
-        if o.buckets.is_empty() {
-            return;
-        }
-        if self.buckets.is_empty() {
-            self.allocate();
-        }
-        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
-            *a += *b;
-        }
-        self.total += o.total;
+    /// Samples held (the sum of the counts).
+    pub fn total(&self) -> u64 {
+        self.buckets.iter().sum()
     }
-    /// Non-empty buckets as (representative value, count), ascending (fio's json+ `bins`).
-    pub fn bins(&self) -> Vec<(u64, u64)> {
+    /// The non-zero buckets as (index, count), ascending.
+    fn nonzero(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let first = self.first as usize;
         self.buckets
             .iter()
             .enumerate()
             .filter(|(_, c)| **c > 0)
-            .map(|(i, c)| (plat_idx_to_val(i), *c))
+            .map(move |(i, c)| (first + i, *c))
+    }
+    /// Every bucket's count, in index order (`PLAT_NR` of them).
+    pub fn counts(&self) -> Vec<u64> {
+        let mut all = vec![0u64; PLAT_NR];
+        for (i, c) in self.nonzero() {
+            all[i] = c;
+        }
+        all
+    }
+    pub fn merge(&mut self, o: &PlatHist) {
+        for (i, c) in o.nonzero() {
+            match self.buckets.get_mut(i.wrapping_sub(self.first as usize)) {
+                Some(s) => *s += c,
+                None => {
+                    self.add_outside(i, c);
+                }
+            }
+        }
+    }
+    /// Non-empty buckets as (representative value, count), ascending (fio's json+ `bins`).
+    pub fn bins(&self) -> Vec<(u64, u64)> {
+        self.nonzero()
+            .map(|(i, c)| (plat_idx_to_val(i), c))
             .collect()
     }
     /// fio's `calc_clat_percentiles`: for each requested percentile (sorted ascending,
@@ -122,7 +150,8 @@ impl PlatHist {
     /// sample of rank ceil(p·N/100) (at least 1). Returns (p, value) pairs in
     /// ascending order of p. Empty when there are no samples.
     pub fn percentiles(&self, list: &[f64]) -> Vec<(f64, u64)> {
-        if self.total == 0 || list.is_empty() {
+        let total = self.total();
+        if total == 0 || list.is_empty() {
             return Vec::new();
         }
         let mut plist: Vec<f64> = list.to_vec();
@@ -130,12 +159,9 @@ impl PlatHist {
         let mut out = Vec::with_capacity(plist.len());
         let mut j = 0;
         let mut cum: u64 = 0;
-        for (i, &c) in self.buckets.iter().enumerate() {
-            if c == 0 {
-                continue;
-            }
+        for (i, c) in self.nonzero() {
             cum += c;
-            while j < plist.len() && rank_reached(cum, plist[j], self.total) {
+            while j < plist.len() && rank_reached(cum, plist[j], total) {
                 out.push((plist[j], plat_idx_to_val(i)));
                 j += 1;
             }
@@ -267,10 +293,12 @@ pub struct LatStat {
 }
 
 impl LatStat {
+    /// One sample; returns the histogram counter it went to (see
+    /// [`PlatHist::add`]).
     #[inline]
-    pub fn add(&mut self, ns: u64) {
+    pub fn add(&mut self, ns: u64) -> &u64 {
         self.stat.add(ns);
-        self.hist.add(ns);
+        self.hist.add(ns)
     }
     pub fn merge(&mut self, o: &LatStat) {
         self.stat.merge(&o.stat);
@@ -555,6 +583,69 @@ mod tests {
                 "{v} -> {r}"
             );
         }
+    }
+
+    /// The window reads as fio's whole array: samples below, inside and
+    /// above it (widening it either way, from the first bucket to the
+    /// last), merges of histograms with and without overlapping windows.
+    /// Fails if a widening loses or moves a count.
+    #[test]
+    fn window_reads_as_the_whole_array() {
+        let mut x: u64 = 99;
+        let mut draw = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            x >> 20
+        };
+        let mut hists = [PlatHist::default(), PlatHist::default()];
+        let mut whole = [vec![0u64; PLAT_NR], vec![0u64; PLAT_NR]];
+        for step in 0..4000 {
+            let h = step % 2;
+            // mostly near one latency, now and then anywhere (0 and the
+            // last bucket included)
+            let r = draw();
+            let ns = match r % 50 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => r >> (r % 64),
+                _ => 50_000 * (1 + h as u64) + r % 20_000,
+            };
+            hists[h].add(ns);
+            whole[h][plat_val_to_idx(ns)] += 1;
+            if step % 500 == 0 || step == 3999 {
+                assert_eq!(hists[h].counts(), whole[h], "step {step}");
+                assert_eq!(hists[h].total(), whole[h].iter().sum::<u64>());
+                assert_eq!(hists[h].first as usize % PLAT_VAL as usize, 0);
+            }
+        }
+        let want: Vec<(u64, u64)> = whole[0]
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (plat_idx_to_val(i), *c))
+            .collect();
+        assert_eq!(hists[0].bins(), want);
+        let mut m = PlatHist::default();
+        m.merge(&hists[0]);
+        m.merge(&PlatHist::default());
+        m.merge(&hists[1]);
+        let sum: Vec<u64> = (0..PLAT_NR).map(|i| whole[0][i] + whole[1][i]).collect();
+        assert_eq!(m.counts(), sum);
+        // a narrow window merged into a wider one and the reverse
+        let (mut a, mut b) = (PlatHist::default(), PlatHist::default());
+        a.add(1_000);
+        b.add(1_000_000);
+        b.add(10);
+        a.merge(&b);
+        b.merge(&a);
+        let rep = |v| plat_idx_to_val(plat_val_to_idx(v));
+        assert_eq!(
+            a.bins(),
+            vec![(10, 1), (rep(1_000), 1), (rep(1_000_000), 1)]
+        );
+        assert_eq!(b.total(), 5);
+        assert_eq!(PlatHist::default().counts(), vec![0; PLAT_NR]);
     }
 
     #[test]

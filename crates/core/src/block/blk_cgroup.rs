@@ -28,6 +28,10 @@ pub struct Cgroup {
 #[derive(Clone, Debug)]
 pub struct CgroupTree {
     nodes: Vec<Cgroup>,
+    /// Each node's index by its path: `ensure` looks every path and its
+    /// prefixes up, and a scenario with a thousand cgroups made that
+    /// quadratic in the node count (a walk of the list per look-up).
+    by_path: BTreeMap<String, CgId>,
 }
 
 impl Default for CgroupTree {
@@ -46,6 +50,7 @@ impl CgroupTree {
                 level: 0,
                 files: BTreeMap::new(),
             }],
+            by_path: BTreeMap::from([("/".to_string(), ROOT)]),
         }
     }
 
@@ -95,6 +100,7 @@ impl CgroupTree {
                         files: BTreeMap::new(),
                     });
                     self.nodes[cur as usize].children.push(id);
+                    self.by_path.insert(prefix.clone(), id);
                     id
                 }
             };
@@ -104,15 +110,13 @@ impl CgroupTree {
 
     pub fn find(&self, path: &str) -> Option<CgId> {
         let norm = Self::normalize(path).ok()?;
-        self.nodes
-            .iter()
-            .position(|n| n.path == norm)
-            .map(|i| i as CgId)
+        self.by_path.get(&norm).copied()
     }
 
     pub fn get(&self, id: CgId) -> &Cgroup {
         &self.nodes[id as usize]
     }
+    /// A node to change its files; its path stays (the tree indexes it).
     pub fn get_mut(&mut self, id: CgId) -> &mut Cgroup {
         &mut self.nodes[id as usize]
     }

@@ -138,10 +138,31 @@ impl BlkHost for Running<'_> {
     /// not at the free that woke it. A task not asleep (still in the call
     /// that put its bio to sleep, which a free in that same call woke)
     /// goes round at once.
+    ///
+    /// The free host's answer is inlined: each woken sleeper asks.
+    #[inline]
     fn defer_tag_retry(&mut self, dev: DevId, s: crate::block::sbitmap::TagSleeper) -> bool {
-        if !self.k.cpus.enabled() {
-            return false;
+        self.k.cpus.enabled() && self.defer_tag_retry_to_task(dev, s)
+    }
+
+    fn bio_end_io(&mut self, origin: Origin) {
+        match origin {
+            Origin::Job { job, io_u } => self.task_completed(job, io_u),
+            Origin::Kernel { tag } => self.pc_bio_done(tag),
+            Origin::Split { .. } | Origin::Stacked { .. } | Origin::Clone { .. } => {
+                unreachable!("ends in the block layer (its parent, its stacked device)")
+            }
         }
+    }
+}
+
+impl Running<'_> {
+    /// `defer_tag_retry` on a host with CPUs.
+    fn defer_tag_retry_to_task(
+        &mut self,
+        dev: DevId,
+        s: crate::block::sbitmap::TagSleeper,
+    ) -> bool {
         let crate::block::request::Submitter::Job(j) =
             crate::block::blk_mq::bio_submitter(&self.k.blk.bios, s.bio)
         else {
@@ -154,16 +175,6 @@ impl BlkHost for Running<'_> {
         let pass_ns = self.k.cpu.cpus.tag_retry_ns;
         self.k.wake_task(self.tasks, j, pass_ns);
         true
-    }
-
-    fn bio_end_io(&mut self, origin: Origin) {
-        match origin {
-            Origin::Job { job, io_u } => self.task_completed(job, io_u),
-            Origin::Kernel { tag } => self.pc_bio_done(tag),
-            Origin::Split { .. } | Origin::Stacked { .. } | Origin::Clone { .. } => {
-                unreachable!("ends in the block layer (its parent, its stacked device)")
-            }
-        }
     }
 }
 

@@ -196,7 +196,7 @@ impl<W: Write> HistLog<W> {
         }
         l.push_str(&format!("{}\n", sum(last)));
         self.out.write_all(l.as_bytes())?;
-        self.before[d] = now.to_vec();
+        self.before[d] = now;
         self.hist_last[d] = e - (win - o.hist_msec);
         Ok(())
     }

@@ -40,14 +40,19 @@ pub(super) fn get_request<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) {
     if let Some(tag) = try_tag(h, dev, shallow_depth) {
         return h.alloc_request(dev, id, tag);
     }
-    retry_or_sleep(
-        h,
-        dev,
-        TagSleeper {
-            bio: id,
-            shallow_depth,
-        },
-    );
+    let s = TagSleeper {
+        bio: id,
+        shallow_depth,
+    };
+    let d = &mut h.blk().devs[dev as usize];
+    if !d.can_dispatch() {
+        // the loop's queue run is skipped (below), so its retry would meet
+        // the bitmap this failed try left and fail the same way: the
+        // submitter sleeps without making it (with more submitters than
+        // tags, nearly every one)
+        return d.st.tag_waiters.sleep(s);
+    }
+    retry_or_sleep(h, dev, s);
 }
 
 /// One tag was freed (`sbitmap_queue_clear` → `sbitmap_queue_wake_up`):
@@ -93,6 +98,10 @@ pub(crate) fn retry_or_sleep<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, s: TagSle
 /// bits per word it may use, 0 for all.
 fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
     let b = h.blk();
+    let d = &b.devs[dev as usize];
+    if !d.st.elv.limits_depth() {
+        return 0;
+    }
     let bio = b.bios.get(id);
     let a = crate::block::elevator::Alloc {
         op: bio.op,
@@ -101,7 +110,6 @@ fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
         submitter: bio_submitter(&b.bios, id),
         ioprio: bio.ioprio,
     };
-    let d = &b.devs[dev as usize];
     d.st.elv.limit_depth(&a, d.info.nr_requests).unwrap_or(0)
 }
 

@@ -93,6 +93,13 @@ pub trait Elevator {
     fn limit_depth(&self, _a: &Alloc, _nr_requests: u32) -> Option<u32> {
         None
     }
+    /// Whether `limit_depth` can limit anything: false lets the block
+    /// layer skip describing the allocation (its submitter looked up
+    /// through the bio's origin) on every request. True by default; only
+    /// a scheduler whose `limit_depth` is the default's says false.
+    fn limits_depth(&self) -> bool {
+        true
+    }
 }
 
 /// What a scheduler's `limit_depth` knows of a request allocation: the

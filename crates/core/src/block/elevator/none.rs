@@ -22,6 +22,10 @@ impl Elevator for NoneSched {
     fn merges_bios(&self) -> bool {
         false
     }
+    /// No `limit_depth` (blk-mq's default: the whole tag set).
+    fn limits_depth(&self) -> bool {
+        false
+    }
     fn insert(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>, rq: ReqId) {
         self.fifo.push_back(rq);
     }

@@ -427,10 +427,8 @@ impl Workload {
             if !job.in_ramp {
                 let clat = now - io.issue_time;
                 let st = &mut job.stats.dirs[d];
-                st.clat.add(clat);
-                st.lat.add(now - io.start_time);
-                job.last_lat_ns[1] = clat;
-                job.last_lat_ns[2] = now - io.start_time;
+                job.hint_buckets[1] = addr(st.clat.add(clat));
+                job.hint_buckets[2] = addr(st.lat.add(now - io.start_time));
                 st.io_bytes += io.bytes as u64;
                 job.hot.clat(clat, &mut job.stats);
                 if sys.probing() {
@@ -571,8 +569,7 @@ impl Workload {
         let slat = now - io.start_time;
         io.has_slat = true;
         if !job.in_ramp {
-            job.stats.dirs[d].slat.add(slat);
-            job.last_lat_ns[0] = slat;
+            job.hint_buckets[0] = addr(job.stats.dirs[d].slat.add(slat));
             job.hot
                 .submitted(iodepth_level_bin(job.cur_depth), &mut job.stats);
         }
@@ -666,6 +663,11 @@ fn wake_ev(sys: &impl Syscalls, j: JobId) -> Ev {
     } else {
         Ev::Job(j)
     }
+}
+
+/// A histogram counter's address, kept for a cache hint (hint.rs).
+fn addr(c: &u64) -> usize {
+    c as *const u64 as usize
 }
 
 fn rwmix_of(job: &Job, d: usize) -> u32 {

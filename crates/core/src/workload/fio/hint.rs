@@ -52,47 +52,51 @@ impl Job {
         }
     }
 
-    /// Stage two, for fields loaded one event earlier: the io_u the wake-up
-    /// will read and the histogram counters its samples most likely hit
-    /// (those of the job's last samples; read jobs only, the bench's case).
+    /// Stage two, for fields loaded one event earlier: the io_us the
+    /// wake-up will read and the histogram counters its samples most
+    /// likely hit (those of the job's last samples, whose addresses the
+    /// samples left: nothing to compute here).
     #[inline]
     fn prefetch_targets(&self) {
-        let st = &self.stats.dirs[0];
+        let [slat, clat, lat] = self.hint_buckets.map(|a| a as *const u64);
         match self.phase {
             Phase::SubmitReturn(n) => {
                 if let Some(io) = self.io_us.get(n as usize) {
                     read(io);
                 }
-                if let Some(c) = st.slat.hist.bucket_of(self.last_lat_ns[0]) {
-                    read(c);
+                read(slat);
+                // a full queue reaps at once if a completion came while the
+                // call slept (waiting for a tag, every I/O does): the io_u
+                // it reaps and the counters of its two samples
+                if let Some(io) = self.reaped_next() {
+                    read(io);
+                    read(clat);
+                    read(lat);
                 }
             }
             Phase::Reap { .. } => {
-                // the io_u reaped first (reading the queue's front here
-                // waits no longer than the reap would)
-                if let Some(io) = self
-                    .completed
-                    .front()
-                    .and_then(|n| self.io_us.get(n as usize))
-                {
+                if let Some(io) = self.reaped_next() {
                     read(io);
                 }
                 // queueing moves a latency by a few buckets from one I/O
                 // to the next: the lines on either side too
-                for (h, ns) in [
-                    (&st.clat.hist, self.last_lat_ns[1]),
-                    (&st.lat.hist, self.last_lat_ns[2]),
-                ] {
-                    if let Some(c) = h.bucket_of(ns) {
-                        let p: *const u64 = c;
-                        read(p.wrapping_sub(8));
-                        read(p);
-                        read(p.wrapping_add(8));
-                    }
+                for p in [clat, lat] {
+                    read(p.wrapping_sub(8));
+                    read(p);
+                    read(p.wrapping_add(8));
                 }
             }
             _ => {}
         }
+    }
+
+    /// The io_u a reap takes first (reading the queue's front here waits
+    /// no longer than the reap would).
+    #[inline]
+    fn reaped_next(&self) -> Option<&super::IoU> {
+        self.completed
+            .front()
+            .and_then(|n| self.io_us.get(n as usize))
     }
 }
 

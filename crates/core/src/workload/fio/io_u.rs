@@ -40,6 +40,11 @@ impl Job {
     /// replacement, aligned to the minimum block size. None when the random
     /// map has no block left for a job that is not time based: fio's
     /// `get_io_u` fails and the job's loop ends.
+    ///
+    /// Not inlined: the compiler then inlines the draws (`gen_range`)
+    /// here, and did not when this went into `job_issue` (54 instructions
+    /// per I/O more, measured in the scale case).
+    #[inline(never)]
     pub(super) fn next_io(&mut self, d: usize) -> Option<(u32, u64)> {
         let s = &self.knobs;
         let random = s.rw.is_random() && {

@@ -132,9 +132,11 @@ pub(crate) struct Job {
     rate_issue_bytes: [u64; 2],
     // thinktime
     io_blocks: [u64; 2],
-    /// The last (slat, clat, lat) recorded: where the next samples most
-    /// likely fall in the histograms (hint.rs). No effect on any result.
-    last_lat_ns: [Ns; 3],
+    /// The addresses of the histogram counters of the last (slat, clat,
+    /// lat) samples: where the next samples most likely fall (hint.rs).
+    /// Only ever a cache hint's address (a widened histogram leaves it
+    /// stale), never read through; no effect on any result.
+    hint_buckets: [usize; 3],
     rng: Rng,
     // The job's target region on the device.
     region_start: u64,
@@ -313,7 +315,7 @@ impl Job {
             total_bytes,
             ios_total: 0,
             finished_at: None,
-            last_lat_ns: [0; 3],
+            hint_buckets: [0; 3],
             next_sample: 0,
             last_sample_t: 0,
             last_sample_bytes: [0; 2],
