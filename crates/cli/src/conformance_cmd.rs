@@ -168,7 +168,12 @@ pub fn main(a: &Args) -> u8 {
                         c,
                         &sim::SimDevice {
                             hz: vm::sim_hz(k),
-                            sim: sim_of(a, k),
+                            sim: if k == "host" {
+                                sim_of(a, k)
+                                    .for_host_case(c, blklab_conformance::host_load::nr_cpus())
+                            } else {
+                                sim_of(a, k)
+                            },
                             ..sim::SimDevice::placeholder(&switches)
                         },
                         &loop_device::RawSpeed::default(),

@@ -34,6 +34,15 @@ pub fn read_proc_stat() -> Result<(CpuTicks, usize), String> {
     CpuTicks::from_proc_stat(&text).map_err(|e| format!("/proc/stat: {e}"))
 }
 
+/// This host's CPUs: /proc/stat's `cpuN` lines, or what the process may
+/// use if /proc/stat cannot be read.
+pub fn nr_cpus() -> u32 {
+    match read_proc_stat() {
+        Ok((_, n)) if n > 0 => n as u32,
+        _ => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    }
+}
+
 /// The busy share (percent) between two readings.
 pub fn busy_pct(before: &CpuTicks, after: &CpuTicks) -> Option<f64> {
     before.pct_until(after).map(|p| 100.0 - p[4])

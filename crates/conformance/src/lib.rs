@@ -94,11 +94,18 @@ pub fn run_case(
     };
     // Remove the real objects before simulating (and before returning on a signal).
     res.release();
-    let notes = res
+    let mut notes: Vec<String> = res
         .problems
         .iter()
         .map(|p| format!("cleanup: {p}"))
         .collect();
+    let choices = opts.sim.for_host_case(case, host_load::nr_cpus());
+    if choices != opts.sim {
+        notes.push(format!(
+            "{} for this case: bfq's split turns on how the CPUs are shared (`--sim-cpus` / `--sim-loop` choose it for every case)",
+            choices.describe()
+        ));
+    }
     if let Err(HostError::Interrupted) = real {
         return Err(HostError::Interrupted);
     }
@@ -109,10 +116,10 @@ pub fn run_case(
             rotational: false,
             switches: switches.to_vec(),
             hz: sim::DEFAULT_HZ,
-            sim: opts.sim,
+            sim: choices,
         },
         Err(_) => SimDevice {
-            sim: opts.sim,
+            sim: choices,
             ..SimDevice::placeholder(switches)
         },
     };

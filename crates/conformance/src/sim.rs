@@ -109,6 +109,10 @@ pub struct SimChoices {
     /// class's features turned off (`--sim-sched-features`), to match the
     /// guest's `BLKLAB_GUEST_SCHED_FEATURES`; default: the kernel's.
     pub sched_features: blklab_core::sim::sched_features::SchedFeatures,
+    /// The user chose how this host's CPUs or loop device are expressed
+    /// (`--sim-cpus`, `--sim-loop`): then every case keeps that expression;
+    /// otherwise the bfq cases take the host's CPUs (`for_host_case`).
+    pub host_chosen: bool,
 }
 
 /// The parent group of the case's groups in the stacked expression: io.max
@@ -560,6 +564,7 @@ mod tests {
                 tag_retry_ns: 0,
                 submit_wake_ns: 0,
                 sched_features: Default::default(),
+                host_chosen: false,
             }
         );
     }

@@ -181,11 +181,35 @@ impl SimRequest {
             tag_retry_ns: if guest_machine { GUEST_TAG_RETRY_NS } else { 0 },
             submit_wake_ns,
             sched_features: self.sched_features,
+            host_chosen: self.cpus.is_some() || self.loop_as.is_some(),
         })
     }
 }
 
+/// The loop worker's CPU per level in the host's expression of the bfq
+/// cases: the guests' measured figure (no host measurement of its own).
+pub const HOST_BFQ_LOOP_WORKER_NS: u64 = GUEST_LOOP_WORKER_NS;
+
 impl SimChoices {
+    /// The expression of `case` on this host, whose CPUs are `host_cpus`:
+    /// the invocation's, except that a bfq case, unless the user chose the
+    /// expression, gets the host's CPUs and a loop worker. bfq's split
+    /// between weighted groups turns on whether a group's process has a
+    /// request queued when bfq looks, which the CPUs decide; on the free
+    /// host the one-job cases flip with the probe (docs/fidelity/
+    /// conformance.md, "The host's bfq cases want the host's CPUs
+    /// expressed"). Simplified: the loop worker costs the guests' 4 µs.
+    pub fn for_host_case(&self, case: &crate::cases::Case, host_cpus: u32) -> SimChoices {
+        if self.host_chosen || case.need != crate::cases::Need::Bfq || host_cpus == 0 {
+            return *self;
+        }
+        SimChoices {
+            cpus: host_cpus,
+            loop_as: LoopAs::Worker(Some(HOST_BFQ_LOOP_WORKER_NS)),
+            ..*self
+        }
+    }
+
     /// One line saying how the simulator expresses the host, for the
     /// results' header.
     pub fn describe(&self) -> String {
@@ -223,6 +247,28 @@ mod tests {
         let none = SimRequest::default();
         let host = none.for_side(RealSide::Host).unwrap();
         assert_eq!(host, SimChoices::default(), "the host: today's free host");
+        // ... but its bfq cases get the host's CPUs and a loop worker,
+        // unless the user chose the expression
+        let all = crate::cases::all();
+        let bfq = all.iter().find(|c| c.name == "bfq-800-100-4j-qd8").unwrap();
+        let throttle = all
+            .iter()
+            .find(|c| c.name.starts_with("throttle-"))
+            .unwrap();
+        let b = host.for_host_case(bfq, 2);
+        assert_eq!(
+            (b.cpus, b.loop_as),
+            (2, LoopAs::Worker(Some(HOST_BFQ_LOOP_WORKER_NS)))
+        );
+        assert_eq!(host.for_host_case(throttle, 2), host);
+        let chosen = SimRequest {
+            cpus: Some(0),
+            ..SimRequest::default()
+        }
+        .for_side(RealSide::Host)
+        .unwrap();
+        assert!(chosen.host_chosen);
+        assert_eq!(chosen.for_host_case(bfq, 2), chosen);
         let guest = none.for_side(RealSide::Qemu).unwrap();
         assert_eq!(guest.cpus, 1);
         assert_eq!(guest.loop_as, LoopAs::Worker(Some(GUEST_LOOP_WORKER_NS)));
@@ -264,7 +310,10 @@ mod tests {
         };
         assert_eq!(
             free.for_side(RealSide::Qemu).unwrap(),
-            SimChoices::default()
+            SimChoices {
+                host_chosen: true,
+                ..SimChoices::default()
+            }
         );
         let nullb = SimRequest {
             loop_as: Some(LoopAs::Nullb),
