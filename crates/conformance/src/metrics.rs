@@ -166,10 +166,10 @@ fn fio_jobs(text: &str) -> Result<Vec<Value>, String> {
     let start = text
         .find('{')
         .ok_or_else(|| format!("fio printed no JSON document: {}", head(text)))?;
-    let doc: Value = serde_json::from_str(&text[start..])
+    let mut doc: Value = serde_json::from_str(&text[start..])
         .map_err(|e| format!("fio's JSON does not parse ({e}): {}", head(&text[start..])))?;
-    match doc.get("jobs") {
-        Some(Value::Array(jobs)) => Ok(jobs.clone()),
+    match doc.get_mut("jobs") {
+        Some(Value::Array(jobs)) => Ok(std::mem::take(jobs)),
         _ => Err("fio's JSON has no \"jobs\" array".into()),
     }
 }

@@ -104,7 +104,7 @@ pub fn trace_stop(rep: u32) -> String {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Snapshots {
     /// /proc/stat's cpu line (USER_HZ ticks) at 0 and 1.
-    pub stat: [Vec<u64>; 2],
+    pub stat: [CpuTicks; 2],
     /// Each group's cpu.stat `usage_usec` at 0 and 1.
     pub cg_usage_us: BTreeMap<String, [u64; 2]>,
     /// pid -> group tag.
@@ -132,9 +132,7 @@ pub fn parse_snapshots(text: &str) -> Result<Snapshots, String> {
                 if w.next() != Some("cpu") {
                     return Err(format!("line {n}: expected /proc/stat's cpu line"));
                 }
-                s.stat[k] = CpuTicks::parse_fields(w)
-                    .map_err(|e| format!("line {n}: {e}"))?
-                    .0;
+                s.stat[k] = CpuTicks::parse_fields(w).map_err(|e| format!("line {n}: {e}"))?;
             }
             Some("cgcpu") => {
                 let k = which(w.next(), n)?;
@@ -190,7 +188,7 @@ impl Snapshots {
     /// /proc/stat's deltas as percent of the total: user (+nice), system,
     /// irq, softirq, idle (+iowait); None when a snapshot is missing.
     pub fn stat_pct(&self) -> Option<[f64; 5]> {
-        CpuTicks(self.stat[0].clone()).pct_until(&CpuTicks(self.stat[1].clone()))
+        self.stat[0].pct_until(&self.stat[1])
     }
 
     /// Tick-sampled CPU (USER_HZ ticks) of the tasks alive at both
