@@ -256,16 +256,17 @@ impl Syscalls for Kernel {
         // is charged only submit_ns when it resumes (simplified; less the
         // wake part, `CpuCosts::submit_wake_part`: its call woke nobody)
         self.blk.submit_cpu_ns = Some(0);
+        // the call's wake-up part (`CpuCosts::submit_wake_part`) only if
+        // its dispatch woke a sleeping task; without such a part (the
+        // default) the wake-ups are not counted
         let task = io.task as crate::sim::task::TaskId;
-        let woke_before = self.cpus.wakes_made(task);
+        let wake_part = self.cpu.submit_wake_part();
+        let woke_before = (wake_part > 0).then(|| self.cpus.wakes_made(task));
         self.with(tasks).submit_bio(id);
         let spent_ns = self.blk.submit_cpu_ns.take().unwrap_or(0);
-        // the call's wake-up part (`CpuCosts::submit_wake_part`) only if
-        // its dispatch woke a sleeping task
-        if self.cpus.wakes_made(task) > woke_before {
-            spent_ns + self.cpu.submit_wake_part()
-        } else {
-            spent_ns
+        match woke_before {
+            Some(n) if self.cpus.wakes_made(task) > n => spent_ns + wake_part,
+            _ => spent_ns,
         }
     }
 
