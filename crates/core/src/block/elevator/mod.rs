@@ -7,6 +7,7 @@
 pub mod bfq;
 pub mod mq_deadline;
 pub mod none;
+pub mod queue_run;
 
 use crate::block::bio::{Bio, BioId};
 use crate::block::ctx::Ctx;

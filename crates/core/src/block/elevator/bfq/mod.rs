@@ -37,6 +37,7 @@ mod wr;
 
 use std::collections::BTreeMap;
 
+use super::queue_run::QueueRun;
 use super::Elevator;
 use crate::block::bio::Op;
 use crate::block::blk_cgroup::CgId;
@@ -132,15 +133,10 @@ pub struct Bfq {
     sw_req_size: bool,
     /// Switch `bfq.cgroup_request_limit` = 76f1df88bbc2 ([`limit`]).
     sw_cgroup_limit: bool,
-    /// Switch `blk_mq.insert_run` = kblockd: an asynchronous run replaces
-    /// a pending delayed re-run ([`run`]).
-    sw_kblockd: bool,
-    /// Switch `blk_mq.submit_bio_plug` = on: the insertion's run is the
-    /// per-bio plug's synchronous flush, which leaves a pending delayed
-    /// re-run where it is ([`run`]).
-    sw_submit_plug: bool,
-    /// The hardware-queue run under way and the delayed re-run ([`run`]).
-    run: run::QueueRun,
+    /// The hardware-queue run under way and the delayed re-run ([`run`],
+    /// with the block layer's switches `blk_mq.insert_run` and
+    /// `blk_mq.submit_bio_plug`).
+    run: QueueRun,
 }
 
 impl Bfq {
@@ -193,9 +189,7 @@ impl Bfq {
             sw_groups_2018: false,
             sw_req_size: false,
             sw_cgroup_limit: true,
-            sw_kblockd: false,
-            sw_submit_plug: false,
-            run: run::QueueRun::default(),
+            run: QueueRun::default(),
         };
         b.group_of_cg.insert(crate::block::blk_cgroup::ROOT, 0);
         b
@@ -224,8 +218,7 @@ impl Bfq {
         self.sw_groups_2018 = ctx.switches.is("bfq.idle_groups", "2d29c9f89fcd");
         self.sw_req_size = ctx.switches.is("bfq.asym_request_size", "on");
         self.sw_cgroup_limit = ctx.switches.is("bfq.cgroup_request_limit", "76f1df88bbc2");
-        self.sw_kblockd = ctx.switches.is("blk_mq.insert_run", "kblockd");
-        self.sw_submit_plug = ctx.switches.is("blk_mq.submit_bio_plug", "on");
+        self.run.sync(ctx);
     }
 
     #[inline]
@@ -730,7 +723,7 @@ impl Elevator for Bfq {
     /// The idle-slice timer, the delayed queue re-run, and the moment the
     /// lock frees if requests wait (and a run is under way).
     fn next_run(&self) -> Option<Ns> {
-        [self.run_resumes_at(), self.idle_timer, self.delayed_run()]
+        [self.run_resumes_at(), self.idle_timer, self.run.delayed()]
             .into_iter()
             .flatten()
             .filter(|&t| t > self.now)
@@ -739,13 +732,13 @@ impl Elevator for Bfq {
 
     /// A run is under way, or the delayed re-run is due ([`run`]).
     fn wants_run(&self, now: Ns) -> bool {
-        self.run.pending || self.delayed_run().is_some_and(|t| now >= t)
+        self.run.wants_run(now)
     }
 
     /// `mod_delayed_work(.., 0)` of `hctx->run_work`: replaces the pending
     /// re-run ([`run`]).
     fn run_async(&mut self) {
-        self.async_run();
+        self.run.async_run();
     }
 
     /// The moment the lock frees if requests wait and a run is under way.

@@ -14,6 +14,10 @@ impl MqDeadline {
         at_head: bool,
     ) {
         self.hz = ctx.hz;
+        // the insertion's queue run (`blk_mq_run_hw_queue` in
+        // `blk_mq_submit_bio`, or the requeue work's): merged or not
+        self.run.sync(ctx);
+        self.run.insertion();
         let now = ctx.jiffies();
         let (prio, dir, sector, mergeable) = {
             let rq = reqs.get(id);
@@ -152,6 +156,31 @@ impl MqDeadline {
         for p in [DdPrio::Be as usize, DdPrio::Idle as usize] {
             if let Some(r) = self.dispatch_from(reqs, p, now, latest) {
                 return Some(r);
+            }
+        }
+        None
+    }
+
+    /// `dd_dispatch_request`'s choice: the dispatch list first; then an aged
+    /// BE/IDLE request; then RT, BE, IDLE in order, where a priority with
+    /// requests queued *or in flight* blocks the lower ones even when it has
+    /// nothing to dispatch right now.
+    pub(super) fn dispatch_request(&mut self, ctx: &Ctx, reqs: &Slab<Request>) -> Option<ReqId> {
+        let now = ctx.jiffies();
+        if let Some(rq) = self.dispatch.pop_front() {
+            self.slot(rq).loc = Loc::Out;
+            self.held -= 1;
+            let dir = self.get(rq).dir as usize;
+            self.start_request(reqs, rq, dir);
+            return Some(rq);
+        }
+        if let Some(rq) = self.dispatch_aged(reqs, now) {
+            return Some(rq);
+        }
+        for p in DdPrio::ALL {
+            let rq = self.dispatch_from(reqs, p as usize, now, now);
+            if rq.is_some() || self.dd_queued(p) != 0 {
+                return rq;
             }
         }
         None

@@ -27,6 +27,7 @@ mod tunables;
 
 use std::collections::{BTreeMap, VecDeque};
 
+use super::queue_run::QueueRun;
 use super::Elevator;
 use crate::block::bio::{Bio, BioId, Op};
 use crate::block::ctx::Ctx;
@@ -176,6 +177,10 @@ pub struct MqDeadline {
     seq: u64,
     held: usize,
     freed: Vec<ReqId>,
+    /// The hardware-queue run under way and the delayed re-run: a request
+    /// held behind a higher priority goes out at the next insertion's run
+    /// or at the 3 ms re-run, not at a completion (queue_run.rs).
+    run: QueueRun,
 }
 
 impl MqDeadline {
@@ -205,6 +210,7 @@ impl MqDeadline {
             seq: 0,
             held: 0,
             freed: Vec::new(),
+            run: QueueRun::default(),
         }
     }
 
@@ -425,30 +431,36 @@ impl Elevator for MqDeadline {
         self.insert_request(ctx, reqs, rq, false);
     }
 
-    /// `dd_dispatch_request`: the dispatch list first; then an aged BE/IDLE
-    /// request; then RT, BE, IDLE in order, where a priority with requests
-    /// queued *or in flight* blocks the lower ones even when it has nothing
-    /// to dispatch right now.
+    /// `dd_dispatch_request` ([`MqDeadline::dispatch_request`]).
+    ///
+    /// Only the runs the kernel makes reach it ([`QueueRun::may_run`]).
     fn dispatch(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>) -> Option<ReqId> {
         self.hz = ctx.hz;
-        let now = ctx.jiffies();
-        if let Some(rq) = self.dispatch.pop_front() {
-            self.slot(rq).loc = Loc::Out;
-            self.held -= 1;
-            let dir = self.get(rq).dir as usize;
-            self.start_request(reqs, rq, dir);
-            return Some(rq);
+        self.run.sync(ctx);
+        if !self.run.may_run(ctx.now) {
+            return None;
         }
-        if let Some(rq) = self.dispatch_aged(reqs, now) {
-            return Some(rq);
+        let rq = self.dispatch_request(ctx, reqs);
+        match rq {
+            Some(_) => self.run.dispatched(self.held),
+            None => self.run.ended_empty(self.held > 0, ctx.hz, ctx.now),
         }
-        for p in DdPrio::ALL {
-            let rq = self.dispatch_from(reqs, p as usize, now, now);
-            if rq.is_some() || self.dd_queued(p) != 0 {
-                return rq;
-            }
-        }
-        None
+        rq
+    }
+
+    /// The delayed re-run of a pass that got no request ([`QueueRun`]).
+    fn next_run(&self) -> Option<crate::sim::time::Ns> {
+        self.run.delayed()
+    }
+
+    /// A run is under way, or the delayed re-run is due.
+    fn wants_run(&self, now: crate::sim::time::Ns) -> bool {
+        self.run.wants_run(now)
+    }
+
+    /// `mod_delayed_work(.., 0)` of `hctx->run_work` ([`QueueRun::async_run`]).
+    fn run_async(&mut self) {
+        self.run.async_run();
     }
 
     fn has_work(&self) -> bool {

@@ -84,7 +84,14 @@ impl H {
         self.dd.insert(&mut c, &mut self.reqs, id);
         id
     }
+    /// A queue run's dispatch (the run is made now, as kblockd's would).
     fn disp(&mut self) -> Option<ReqId> {
+        self.dd.run_async();
+        self.offer()
+    }
+    /// A dispatch offered without a run of its own (the simulator's blk-mq
+    /// offers one after every completion).
+    fn offer(&mut self) -> Option<ReqId> {
         let mut c = ctx!(self);
         self.dd.dispatch(&mut c, &mut self.reqs)
     }
@@ -269,6 +276,46 @@ fn strict_priority_counts_in_flight() {
     // NONE-class requests are BE.
     assert_eq!(DdPrio::of(Ioprio(0)), DdPrio::Be);
     assert_eq!(DdPrio::of(Ioprio::new(IoprioClass::Rt, 7, 5)), DdPrio::Rt);
+}
+
+/// The BE request held behind the RT one goes out at the next run the
+/// kernel makes, not at the RT request's completion: a completion does not
+/// run the queue (`blk_mq_sched_restart` needs a run cut short), the empty
+/// pass armed the `BLK_MQ_BUDGET_DELAY` re-run (3 ms at HZ 1000, run by the
+/// timer wheel a tick later), and an insertion's run comes at once.
+#[test]
+fn a_held_request_waits_for_the_next_queue_run() {
+    let mut h = H::new();
+    let b = h.ins(Op::Read, 200, 8, BE);
+    let r = h.ins(Op::Read, 100, 8, RT);
+    assert_eq!(h.offer(), Some(r), "the insertion's run");
+    assert_eq!(h.offer(), None, "BE held: the pass ends empty");
+    assert_eq!(
+        h.dd.next_run(),
+        Some(4 * NSEC_PER_MSEC),
+        "jiffy 3, run at tick 4"
+    );
+    h.at_ms(1);
+    h.done(r);
+    assert_eq!(h.offer(), None, "the completion alone makes no run");
+    h.at_ms(4);
+    assert!(h.dd.wants_run(h.now));
+    assert_eq!(h.offer(), Some(b), "the delayed re-run");
+    assert_eq!(h.offer(), None);
+    assert_eq!(h.dd.next_run(), None, "nothing held: no re-run");
+    // an insertion's run does not wait for the re-run
+    let mut h = H::new();
+    let b = h.ins(Op::Read, 200, 8, BE);
+    let r = h.ins(Op::Read, 100, 8, RT);
+    assert_eq!((h.offer(), h.offer()), (Some(r), None));
+    h.done(r);
+    let r2 = h.ins(Op::Read, 300, 8, RT);
+    assert_eq!(h.offer(), Some(r2), "RT first");
+    h.done(r2);
+    let i = h.ins(Op::Read, 400, 8, IDLE);
+    assert_eq!(h.offer(), Some(b), "the IDLE insertion's run finds RT idle");
+    h.done(b);
+    assert_eq!(h.offer(), Some(i));
 }
 
 /// A steady RT stream: BE gets nothing until its request is
