@@ -173,6 +173,8 @@ impl Sim {
                     model,
                     lower,
                     loop_worker: d.model.loop_worker(),
+                    elv_timed: elv.arms_runs(),
+                    elv_frees: elv.frees_merged(),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
                     qos_hooks,

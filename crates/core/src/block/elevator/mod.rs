@@ -46,12 +46,26 @@ pub trait Elevator {
     /// insert merges): their bios now belong to the survivor, and the block
     /// layer frees them as `blk_mq_free_request` does.
     fn take_freed(&mut self, _out: &mut Vec<ReqId>) {}
+    /// Whether `take_freed` can ever give a request: false lets the block
+    /// layer skip the call on every request (read once, at the device's
+    /// set-up, into `DevState::elv_frees`). True by default; only a
+    /// scheduler that keeps the default `take_freed` says false.
+    fn frees_merged(&self) -> bool {
+        true
+    }
     /// Requests held by the scheduler (not yet dispatched).
     fn queued(&self) -> usize;
     /// When the scheduler wants the queue run again even without a new
     /// insertion or completion (e.g. a delayed dispatch), if ever.
     fn next_run(&self) -> Option<crate::sim::time::Ns> {
         None
+    }
+    /// Whether `next_run` can ever be `Some`: false lets a queue run that
+    /// has nothing to dispatch return before it asks (read once, at the
+    /// device's set-up, into `DevState::elv_timed`). True by default; only
+    /// a scheduler that keeps the default `next_run` says false.
+    fn arms_runs(&self) -> bool {
+        true
     }
     /// Whether a queue run now would reach the scheduler's dispatch: the
     /// completion path asks before it runs the queue asynchronously
