@@ -351,7 +351,7 @@ impl Sim {
         };
         let cap = self.k.blk.devs[job.cfg.dev as usize].info.capacity_bytes;
         r.check_fits(cap)?;
-        self.wl.jobs[j as usize].replay = Some(r);
+        self.wl.jobs[j as usize].replay = Some(Box::new(r));
         Ok(())
     }
 
