@@ -323,7 +323,7 @@ pub(crate) trait BlkMq: BlkHost {
     /// Called twice per request, nearly always with nothing to free: the
     /// check is inlined into the callers, and a scheduler that never frees
     /// (`DevState::elv_frees`) is not asked.
-    #[inline]
+    #[inline(always)]
     fn free_merged(&mut self, dev: DevId) {
         if !self.blk().devs[dev as usize].st.elv_frees {
             return;
@@ -715,6 +715,7 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
 /// The task that submitted bio `id`, as the request built for it records
 /// it: a split piece was submitted by its parent's task, a clone by its
 /// parent's.
+#[inline]
 pub(crate) fn bio_submitter(
     bios: &crate::sim::slab::Slab<crate::block::bio::Bio>,
     id: BioId,
