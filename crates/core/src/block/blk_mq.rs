@@ -177,7 +177,7 @@ pub(crate) trait BlkMq: BlkHost {
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
-        if !b.devs[dev as usize].st.elv.merges_bios() {
+        if !b.devs[dev as usize].st.elv_hooks.merges {
             return false;
         }
         let merged = {
@@ -322,10 +322,10 @@ pub(crate) trait BlkMq: BlkHost {
     /// the tag returns, rq_qos sees the request done, a tag waiter may go on.
     /// Called twice per request, nearly always with nothing to free: the
     /// check is inlined into the callers, and a scheduler that never frees
-    /// (`DevState::elv_frees`) is not asked.
+    /// (`ElvHooks::frees`) is not asked.
     #[inline(always)]
     fn free_merged(&mut self, dev: DevId) {
-        if !self.blk().devs[dev as usize].st.elv_frees {
+        if !self.blk().devs[dev as usize].st.elv_hooks.frees {
             return;
         }
         let mut freed = Vec::new();
@@ -393,12 +393,12 @@ pub(crate) trait BlkMq: BlkHost {
 
     /// `blk_mq_run_hw_queue`: dispatch while the device has room. A run
     /// that would dispatch nothing and whose scheduler arms no timer of its
-    /// own (`DevState::elv_timed`) ends here, before the dispatch loop's
+    /// own (`ElvHooks::timed`) ends here, before the dispatch loop's
     /// set-up: the completion of every request without a scheduler.
     #[inline]
     fn run_queue(&mut self, dev: DevId) {
         let d = &self.blk().devs[dev as usize];
-        if !d.st.elv_timed && !d.can_dispatch() {
+        if !d.st.elv_hooks.timed && !d.can_dispatch() {
             return;
         }
         self.run_queue_dispatch(dev);
@@ -501,7 +501,9 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
             // the elevators do not look the finished request up
-            d.st.elv.completed(&mut ctx, &b.reqs, rid);
+            if d.st.elv_hooks.completes {
+                d.st.elv.completed(&mut ctx, &b.reqs, rid);
+            }
             if d.st.qos_any.has(QosHooks::DONE) {
                 for q in d.st.qos_in(QosHooks::DONE) {
                     q.done(&mut ctx, rq, &mut released);

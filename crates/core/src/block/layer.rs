@@ -73,13 +73,8 @@ pub(crate) struct DevState {
     pub qos_hooks: Vec<QosHooks>,
     pub qos_any: QosHooks,
     pub elv_armed: Armed,
-    /// `elv.arms_runs()`, read once when the device is built (the
-    /// scheduler does not change): whether a queue run must ask the
-    /// scheduler for its next delayed run even when it dispatches nothing.
-    pub elv_timed: bool,
-    /// `elv.frees_merged()`, read once when the device is built: whether
-    /// the scheduler can hand back requests it merged away.
-    pub elv_frees: bool,
+    /// Which of `elv`'s optional calls the path makes.
+    pub elv_hooks: crate::block::elevator::ElvHooks,
     /// Which of the nr_requests tags are in use (each request holds its
     /// own, `Request::tag`).
     pub tag_bits: crate::block::sbitmap::TagBitmap,

@@ -105,7 +105,7 @@ pub(crate) fn retry_or_sleep<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, s: TagSle
 fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
     let b = h.blk();
     let d = &b.devs[dev as usize];
-    if !d.st.elv.limits_depth() {
+    if !d.st.elv_hooks.limits {
         return 0;
     }
     let bio = b.bios.get(id);

@@ -32,6 +32,10 @@ impl Elevator for NoneSched {
     fn dispatch(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>) -> Option<ReqId> {
         self.fifo.pop_front()
     }
+    /// Nothing to do at a completion (the default `completed`).
+    fn sees_completions(&self) -> bool {
+        false
+    }
     /// No request merges (the default `take_freed`).
     fn frees_merged(&self) -> bool {
         false
