@@ -177,7 +177,7 @@ pub(crate) trait BlkMq: BlkHost {
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
-        if !b.devs[dev as usize].st.elv.merges_bios() {
+        if !b.devs[dev as usize].st.elv_hooks.merges {
             return false;
         }
         let merged = {
@@ -321,9 +321,13 @@ pub(crate) trait BlkMq: BlkHost {
     /// Free the requests the scheduler merged into others (`blk_mq_free_request`):
     /// the tag returns, rq_qos sees the request done, a tag waiter may go on.
     /// Called twice per request, nearly always with nothing to free: the
-    /// check is inlined into the callers.
-    #[inline]
+    /// check is inlined into the callers, and a scheduler that never frees
+    /// (`ElvHooks::frees`) is not asked.
+    #[inline(always)]
     fn free_merged(&mut self, dev: DevId) {
+        if !self.blk().devs[dev as usize].st.elv_hooks.frees {
+            return;
+        }
         let mut freed = Vec::new();
         self.blk().devs[dev as usize].st.elv.take_freed(&mut freed);
         if !freed.is_empty() {
@@ -387,8 +391,21 @@ pub(crate) trait BlkMq: BlkHost {
         }
     }
 
-    /// `blk_mq_run_hw_queue`: dispatch while the device has room.
+    /// `blk_mq_run_hw_queue`: dispatch while the device has room. A run
+    /// that would dispatch nothing and whose scheduler arms no timer of its
+    /// own (`ElvHooks::timed`) ends here, before the dispatch loop's
+    /// set-up: the completion of every request without a scheduler.
+    #[inline]
     fn run_queue(&mut self, dev: DevId) {
+        let d = &self.blk().devs[dev as usize];
+        if !d.st.elv_hooks.timed && !d.can_dispatch() {
+            return;
+        }
+        self.run_queue_dispatch(dev);
+    }
+
+    /// The dispatch loop of [`BlkMq::run_queue`].
+    fn run_queue_dispatch(&mut self, dev: DevId) {
         let (b, clk) = self.parts();
         let now = clk.now;
         // the device is looked up once: the loop below runs on every
@@ -400,8 +417,9 @@ pub(crate) trait BlkMq: BlkHost {
             _ => None,
         };
         let mut to_lower = Vec::new();
-        while d.can_dispatch() {
-            let mut ctx = dev_ctx!(b, now, d);
+        // one context for the whole run (its borrows do not change)
+        let mut ctx = dev_ctx!(b, now, d);
+        while d.st.in_device < d.info.queue_depth && d.st.elv.has_work() {
             let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut b.reqs) else {
                 break;
             };
@@ -416,12 +434,14 @@ pub(crate) trait BlkMq: BlkHost {
                     q.issue(&mut ctx, r);
                 }
             }
-            trace_rq_issue(&mut b.trace, now, &d.info, r);
+            if ctx.trace.tasks_traced() {
+                trace_rq_issue(ctx.trace, now, &d.info, r);
+            }
             if d.st.in_device == 0 {
                 idle_wake(&mut b.submit_cpu_ns, d.st.idle_wake_ns);
             }
             d.st.in_device += 1;
-            probe_depth(&mut b.trace, now, dev, d.st.in_device, d.info.queue_depth);
+            probe_depth(ctx.trace, now, dev, d.st.in_device, d.info.queue_depth);
             if worker || lower.is_some() {
                 // the driver passes it on below, once this queue is run
                 to_lower.push(rid);
@@ -481,7 +501,9 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
             let mut ctx = dev_ctx!(b, now, d);
             // the elevators do not look the finished request up
-            d.st.elv.completed(&mut ctx, &b.reqs, rid);
+            if d.st.elv_hooks.completes {
+                d.st.elv.completed(&mut ctx, &b.reqs, rid);
+            }
             if d.st.qos_any.has(QosHooks::DONE) {
                 for q in d.st.qos_in(QosHooks::DONE) {
                     q.done(&mut ctx, rq, &mut released);
@@ -695,6 +717,7 @@ fn probe_throtl(b: &mut BlockLayer, now: Ns, id: BioId, dispatched: bool) {
 /// The task that submitted bio `id`, as the request built for it records
 /// it: a split piece was submitted by its parent's task, a clone by its
 /// parent's.
+#[inline]
 pub(crate) fn bio_submitter(
     bios: &crate::sim::slab::Slab<crate::block::bio::Bio>,
     id: BioId,

@@ -73,6 +73,8 @@ pub(crate) struct DevState {
     pub qos_hooks: Vec<QosHooks>,
     pub qos_any: QosHooks,
     pub elv_armed: Armed,
+    /// Which of `elv`'s optional calls the path makes.
+    pub elv_hooks: crate::block::elevator::ElvHooks,
     /// Which of the nr_requests tags are in use (each request holds its
     /// own, `Request::tag`).
     pub tag_bits: crate::block::sbitmap::TagBitmap,

@@ -173,6 +173,7 @@ impl Sim {
                     model,
                     lower,
                     loop_worker: d.model.loop_worker(),
+                    elv_hooks: crate::block::elevator::ElvHooks::of(&*elv),
                     elv,
                     qos_armed: vec![Armed::default(); qos.len()],
                     qos_hooks,
@@ -349,7 +350,7 @@ impl Sim {
         };
         let cap = self.k.blk.devs[job.cfg.dev as usize].info.capacity_bytes;
         r.check_fits(cap)?;
-        self.wl.jobs[j as usize].replay = Some(r);
+        self.wl.jobs[j as usize].replay = Some(Box::new(r));
         Ok(())
     }
 

@@ -58,12 +58,18 @@ pub(super) fn get_request<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) {
 /// One tag was freed (`sbitmap_queue_clear` → `sbitmap_queue_wake_up`):
 /// every `wake_batch`-th free wakes a batch of sleepers; each runs the
 /// hardware queue, tries for a tag again (`blk_mq_get_tag`'s loop) and
-/// sleeps anew without one.
+/// sleeps anew without one. Nobody asleep (every free while the tags
+/// suffice) is the test alone, inlined into the callers.
+#[inline(always)]
 pub(super) fn wake_tag_waiters<H: BlkMq + ?Sized>(h: &mut H, dev: DevId) {
-    let st = &mut h.blk().devs[dev as usize].st;
-    if st.tag_waiters.is_empty() {
-        return;
+    if !h.blk().devs[dev as usize].st.tag_waiters.is_empty() {
+        wake_sleepers(h, dev);
     }
+}
+
+/// The wake-ups of [`wake_tag_waiters`], someone being asleep.
+fn wake_sleepers<H: BlkMq + ?Sized>(h: &mut H, dev: DevId) {
+    let st = &mut h.blk().devs[dev as usize].st;
     // the device's buffer, taken so that the retries below may reach
     // here again (they then use a fresh one)
     let mut woken = std::mem::take(&mut st.tag_woken);
@@ -99,7 +105,7 @@ pub(crate) fn retry_or_sleep<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, s: TagSle
 fn limit_depth<H: BlkMq + ?Sized>(h: &mut H, dev: DevId, id: BioId) -> u32 {
     let b = h.blk();
     let d = &b.devs[dev as usize];
-    if !d.st.elv.limits_depth() {
+    if !d.st.elv_hooks.limits {
         return 0;
     }
     let bio = b.bios.get(id);

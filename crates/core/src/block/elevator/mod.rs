@@ -43,16 +43,36 @@ pub trait Elevator {
     fn has_work(&self) -> bool;
     /// `finish_request` / `completed_request`
     fn completed(&mut self, _ctx: &mut Ctx, _reqs: &Slab<Request>, _rq: ReqId) {}
+    /// Whether `completed` does anything: false lets the completion path
+    /// skip the call ([`ElvHooks`]). True by default; only a scheduler
+    /// that keeps the default `completed` says false.
+    fn sees_completions(&self) -> bool {
+        true
+    }
     /// Requests the scheduler merged away into others (request-request and
     /// insert merges): their bios now belong to the survivor, and the block
     /// layer frees them as `blk_mq_free_request` does.
     fn take_freed(&mut self, _out: &mut Vec<ReqId>) {}
+    /// Whether `take_freed` can ever give a request: false lets the block
+    /// layer skip the call on every request (read once, at the device's
+    /// set-up, into [`ElvHooks`]). True by default; only a
+    /// scheduler that keeps the default `take_freed` says false.
+    fn frees_merged(&self) -> bool {
+        true
+    }
     /// Requests held by the scheduler (not yet dispatched).
     fn queued(&self) -> usize;
     /// When the scheduler wants the queue run again even without a new
     /// insertion or completion (e.g. a delayed dispatch), if ever.
     fn next_run(&self) -> Option<crate::sim::time::Ns> {
         None
+    }
+    /// Whether `next_run` can ever be `Some`: false lets a queue run that
+    /// has nothing to dispatch return before it asks (read once, at the
+    /// device's set-up, into [`ElvHooks`]). True by default; only
+    /// a scheduler that keeps the default `next_run` says false.
+    fn arms_runs(&self) -> bool {
+        true
     }
     /// Whether a queue run now would reach the scheduler's dispatch: the
     /// completion path asks before it runs the queue asynchronously
@@ -113,6 +133,38 @@ pub struct Alloc {
     pub cg: crate::block::blk_cgroup::CgId,
     pub submitter: crate::block::request::Submitter,
     pub ioprio: crate::block::ioprio::Ioprio,
+}
+
+/// Which of a scheduler's optional calls can do anything, asked once when
+/// the device is built (its scheduler does not change afterwards), so
+/// that the block layer skips the others on every request without a
+/// virtual call. Not in the kernel, whose `elevator_mq_ops` leaves the
+/// missing ones NULL and tests the pointer: the same skip.
+#[derive(Clone, Copy, Debug)]
+pub struct ElvHooks {
+    /// [`Elevator::merges_bios`]: a bio is offered for a merge.
+    pub merges: bool,
+    /// [`Elevator::limits_depth`]: an allocation asks for its depth.
+    pub limits: bool,
+    /// [`Elevator::arms_runs`]: a queue run asks for the next delayed run
+    /// even when it dispatches nothing.
+    pub timed: bool,
+    /// [`Elevator::frees_merged`]: requests merged away are taken back.
+    pub frees: bool,
+    /// [`Elevator::sees_completions`]: a completion is reported.
+    pub completes: bool,
+}
+
+impl ElvHooks {
+    pub fn of(e: &dyn Elevator) -> ElvHooks {
+        ElvHooks {
+            merges: e.merges_bios(),
+            limits: e.limits_depth(),
+            timed: e.arms_runs(),
+            frees: e.frees_merged(),
+            completes: e.sees_completions(),
+        }
+    }
 }
 
 /// Build a scheduler by its sysfs name.

@@ -32,6 +32,18 @@ impl Elevator for NoneSched {
     fn dispatch(&mut self, _ctx: &mut Ctx, _reqs: &mut Slab<Request>) -> Option<ReqId> {
         self.fifo.pop_front()
     }
+    /// Nothing to do at a completion (the default `completed`).
+    fn sees_completions(&self) -> bool {
+        false
+    }
+    /// No request merges (the default `take_freed`).
+    fn frees_merged(&self) -> bool {
+        false
+    }
+    /// No delayed runs (the default `next_run`).
+    fn arms_runs(&self) -> bool {
+        false
+    }
     fn has_work(&self) -> bool {
         !self.fifo.is_empty()
     }

@@ -107,7 +107,7 @@ impl Job {
     fn next_mapped_io(&mut self, d: usize) -> Option<(u32, u64)> {
         let align = self.min_bs[d] as u64;
         // last_block(): the blocks a minimum-size I/O can start at
-        let lastb = self.region_len / align;
+        let lastb = self.last_block[d];
         if self.map.is_none() {
             self.map = Some(RandomMap::new(self.region_len / self.rw_min_bs()));
         }
@@ -164,6 +164,11 @@ impl Job {
     /// bssplit draw whose size does not fit moves on to the next listed size
     /// that does.
     fn buflen_within(&mut self, d: usize, room: u64) -> u32 {
+        if self.knobs.fixed_bs[d] > 0 {
+            // fixed (the copy in `knobs`, without reading the spec): fio
+            // does not check the fit
+            return self.min_bs[d];
+        }
         if matches!(self.cfg.spec.bs[d], BsSpec::Range { .. }) {
             // the minimum always fits (the block starts before last_block)
             loop {

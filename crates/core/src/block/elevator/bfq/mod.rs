@@ -720,6 +720,11 @@ impl Elevator for Bfq {
         self.held
     }
 
+    /// BFQ merges no request into another (the default `take_freed`).
+    fn frees_merged(&self) -> bool {
+        false
+    }
+
     /// The idle-slice timer, the delayed queue re-run, and the moment the
     /// lock frees if requests wait (and a run is under way).
     fn next_run(&self) -> Option<Ns> {
