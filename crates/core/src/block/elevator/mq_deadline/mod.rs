@@ -467,11 +467,6 @@ impl Elevator for MqDeadline {
         self.held > 0
     }
 
-    /// No delayed runs (the default `next_run`).
-    fn arms_runs(&self) -> bool {
-        false
-    }
-
     /// `dd_finish_request` for a request that completed (or was freed).
     fn completed(&mut self, _ctx: &mut Ctx, _reqs: &Slab<Request>, rq: ReqId) {
         debug_assert!(
