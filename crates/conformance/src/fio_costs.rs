@@ -11,10 +11,16 @@
 //!   is not preempted): the submit cost is that probe's slat, fio's own
 //!   in-call cost; the reap is fio's CPU per I/O (`usr_cpu` + `sys_cpu`
 //!   over `job_runtime`) less that slat, the CPU fio spends outside the
-//!   call per I/O (`io_getevents`, its own user space, the switches).
+//!   call per I/O (`io_getevents`, its own user space), less the switches
+//!   in that the machine charges apart: the guest counts a switch to fio
+//!   in fio's runtime (`sum_exec_runtime` runs from the pick), the model
+//!   holds the CPU `wake_ns` on each switch-in without counting it in the
+//!   task's time (`Cpus::assign`, `wake_paid_ns`), so fio's context
+//!   switches per I/O (its JSON's `ctx`) times `wake_ns` come off.
 
 use crate::loop_device::RawSpeed;
 use crate::metrics::{fio_jobs, num};
+use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
 
 /// fio's reap cost in the probe expression (the scenario's `reap_ns`): a
 /// round figure, not measured.
@@ -102,6 +108,8 @@ pub struct JobCpu {
     /// (`cputime_adjust`); fio keeps each in whole ms over the job's run
     /// (`mtime_since` of the rusage at its start and end).
     pub cpu_ns: f64,
+    /// Context switches (rusage's voluntary and involuntary, `ctx`).
+    pub ctx: u64,
 }
 
 /// Every job of one fio JSON document.
@@ -120,6 +128,7 @@ pub fn jobs_cpu(json: &str) -> Result<Vec<JobCpu>, String> {
                 cpu_ns: (num(j, &["usr_cpu"]) + num(j, &["sys_cpu"])) / 100.0
                     * num(j, &["job_runtime"])
                     * 1e6,
+                ctx: num(j, &["ctx"]).max(0.0) as u64,
             }
         })
         .collect())
@@ -147,6 +156,8 @@ pub struct QuietProbe {
     pub slat_ns: u64,
     /// fio's CPU per I/O over all jobs.
     pub cpu_per_io_ns: u64,
+    /// fio's context switches per 1000 I/Os.
+    pub ctx_per_kio: u64,
 }
 
 impl QuietProbe {
@@ -155,12 +166,20 @@ impl QuietProbe {
         let ios: u64 = jobs.iter().map(|j| j.ios).sum();
         let slat: f64 = jobs.iter().map(|j| j.slat_mean_ns * j.ios as f64).sum();
         let cpu_per_io_ns = cpu_per_io_ns(&jobs)?;
+        let ctx: u64 = jobs.iter().map(|j| j.ctx).sum();
         Ok(QuietProbe {
             jobs: jobs.len() as u32,
             ios,
             slat_ns: (slat / ios as f64).round() as u64,
             cpu_per_io_ns,
+            ctx_per_kio: (ctx as f64 * 1000.0 / ios as f64).round() as u64,
         })
+    }
+
+    /// The model's switches in per I/O that fio's CPU figure holds:
+    /// `wake_ns` for each of fio's context switches.
+    pub fn switch_ns(&self) -> u64 {
+        self.ctx_per_kio * DEFAULT_WAKE_NS / 1000
     }
 }
 
@@ -188,16 +207,18 @@ pub fn fio_costs(raw: &RawSpeed, src: CostSource) -> Result<FioCosts, String> {
             let q = raw.quiet.ok_or(
                 "--sim-costs measured: no quiet-submit probe (it runs in a QEMU guest only; see the probe's note)",
             )?;
-            if q.cpu_per_io_ns <= q.slat_ns {
+            let inside = q.slat_ns + q.switch_ns();
+            if q.cpu_per_io_ns <= inside {
                 return Err(format!(
-                    "--sim-costs measured: the quiet-submit probe's fio CPU per I/O ({:.1} µs) is not above its slat ({:.1} µs): no reap left",
+                    "--sim-costs measured: the quiet-submit probe's fio CPU per I/O ({:.1} µs) is not above its slat and switches ({:.1} + {:.1} µs): no reap left",
                     q.cpu_per_io_ns as f64 / 1000.0,
-                    q.slat_ns as f64 / 1000.0
+                    q.slat_ns as f64 / 1000.0,
+                    q.switch_ns() as f64 / 1000.0
                 ));
             }
             Ok(FioCosts {
                 submit_ns: q.slat_ns.max(1),
-                reap_ns: q.cpu_per_io_ns - q.slat_ns,
+                reap_ns: q.cpu_per_io_ns - inside,
             })
         }
     }
@@ -214,11 +235,12 @@ pub fn describe(raw: &RawSpeed) -> String {
     match raw.quiet {
         Some(q) => {
             s += &format!(
-                "; quiet-submit probe ({} jobs, {} I/Os) slat {:.1} µs, fio CPU {:.1} µs per I/O",
+                "; quiet-submit probe ({} jobs, {} I/Os) slat {:.1} µs, fio CPU {:.1} µs and {:.2} context switches per I/O",
                 q.jobs,
                 q.ios,
                 us(q.slat_ns),
-                us(q.cpu_per_io_ns)
+                us(q.cpu_per_io_ns),
+                q.ctx_per_kio as f64 / 1000.0
             );
             match fio_costs(raw, CostSource::Measured) {
                 Ok(m) => {
@@ -240,9 +262,9 @@ pub fn describe(raw: &RawSpeed) -> String {
 mod tests {
     use super::*;
 
-    fn job(ios: u64, slat_ns: f64, usr: f64, sys: f64, runtime_ms: u64) -> String {
+    fn job(ios: u64, slat_ns: f64, usr: f64, sys: f64, runtime_ms: u64, ctx: u64) -> String {
         format!(
-            r#"{{"jobname":"quiet","usr_cpu":{usr},"sys_cpu":{sys},"job_runtime":{runtime_ms},"read":{{"total_ios":{ios},"iops":1.0,"slat_ns":{{"mean":{slat_ns}}}}}}}"#
+            r#"{{"jobname":"quiet","usr_cpu":{usr},"sys_cpu":{sys},"job_runtime":{runtime_ms},"ctx":{ctx},"read":{{"total_ios":{ios},"iops":1.0,"slat_ns":{{"mean":{slat_ns}}}}}}}"#
         )
     }
 
@@ -254,10 +276,10 @@ mod tests {
     fn the_quiet_probe_gives_the_in_call_cost_and_the_cpu_outside_the_call() {
         // two jobs: 10,000 I/Os at 6 µs, 30,000 at 7 µs: slat 6.75 µs;
         // CPU 5 % + 20 % of 2 s (0.5 s) and 30 % of 2 s (0.6 s) over
-        // 40,000 I/Os: 27.5 µs per I/O
+        // 40,000 I/Os: 27.5 µs per I/O; 20,000 switches: 0.5 per I/O
         let d = doc(&[
-            job(10_000, 6_000.0, 5.0, 20.0, 2000),
-            job(30_000, 7_000.0, 30.0, 0.0, 2000),
+            job(10_000, 6_000.0, 5.0, 20.0, 2000, 15_000),
+            job(30_000, 7_000.0, 30.0, 0.0, 2000, 5_000),
         ]);
         let q = QuietProbe::from_fio_json(&d).unwrap();
         assert_eq!(
@@ -266,18 +288,21 @@ mod tests {
                 jobs: 2,
                 ios: 40_000,
                 slat_ns: 6_750,
-                cpu_per_io_ns: 27_500
+                cpu_per_io_ns: 27_500,
+                ctx_per_kio: 500,
             }
         );
         let raw = RawSpeed {
             quiet: Some(q),
             ..RawSpeed::default()
         };
+        // the reap: 27.5 - 6.75 - 0.5 switches x 3 µs (the model's wake_ns)
+        assert_eq!(q.switch_ns(), DEFAULT_WAKE_NS / 2);
         assert_eq!(
             fio_costs(&raw, CostSource::Measured).unwrap(),
             FioCosts {
                 submit_ns: 6_750,
-                reap_ns: 20_750
+                reap_ns: 27_500 - 6_750 - 1_500
             }
         );
         // the probe expression ignores it
@@ -288,7 +313,11 @@ mod tests {
                 reap_ns: REAP_NS
             }
         );
-        assert!(describe(&raw).contains("submit 6.8 µs, reap 20.8 µs"));
+        assert!(
+            describe(&raw).contains("submit 6.8 µs, reap 19.2 µs"),
+            "{}",
+            describe(&raw)
+        );
     }
 
     #[test]
@@ -296,20 +325,22 @@ mod tests {
         let none = RawSpeed::default();
         let e = fio_costs(&none, CostSource::Measured).unwrap_err();
         assert!(e.contains("no quiet-submit probe"), "{e}");
-        // fio's CPU below its slat: nothing left for the reap
+        // fio's CPU below its slat and one switch per I/O: no reap left
         let low = RawSpeed {
             quiet: Some(QuietProbe {
                 jobs: 4,
                 ios: 100,
                 slat_ns: 6_000,
-                cpu_per_io_ns: 5_000,
+                cpu_per_io_ns: 6_000 + DEFAULT_WAKE_NS,
+                ctx_per_kio: 1000,
             }),
             ..RawSpeed::default()
         };
         let e = fio_costs(&low, CostSource::Measured).unwrap_err();
-        assert!(e.contains("not above its slat"), "{e}");
+        assert!(e.contains("not above its slat and switches"), "{e}");
         // no CPU reported
-        let e = QuietProbe::from_fio_json(&doc(&[job(100, 6_000.0, 0.0, 0.0, 2000)])).unwrap_err();
+        let e =
+            QuietProbe::from_fio_json(&doc(&[job(100, 6_000.0, 0.0, 0.0, 2000, 0)])).unwrap_err();
         assert!(e.contains("no CPU per I/O"), "{e}");
         assert!(QuietProbe::from_fio_json("{\"jobs\":[]}").is_err());
         assert!(QuietProbe::from_fio_json("not json").is_err());

@@ -604,6 +604,7 @@ mod tests {
                 ios: 40_000,
                 slat_ns: 2_500,
                 cpu_per_io_ns: 9_000,
+                ctx_per_kio: 0,
             }),
             ..RawSpeed::default()
         };
