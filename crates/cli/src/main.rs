@@ -288,7 +288,9 @@ struct ConformanceArgs {
     /// (the guest's quiet-submit probe: 4 jobs at QD8, whose submit calls
     /// wake nobody: its slat, and fio's CPU per I/O less it;
     /// docs/fidelity/guest-slat.md). `measured,probe` judges the first and
-    /// reports the second's figures under each case.
+    /// reports the second's figures under each case. An experiment: the
+    /// simulator charges fio's reap only when a completion wakes it, so
+    /// `measured` undercharges jobs that never sleep.
     #[arg(long, default_value = "probe")]
     sim_costs: blklab_conformance::fio_costs::SimCosts,
     /// Leave every file the QEMU guest sends back for a case (fio's JSON,

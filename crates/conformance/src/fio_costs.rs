@@ -17,6 +17,11 @@
 //!   holds the CPU `wake_ns` on each switch-in without counting it in the
 //!   task's time (`Cpus::assign`, `wake_paid_ns`), so fio's context
 //!   switches per I/O (its JSON's `ctx`) times `wake_ns` come off.
+//!   An experiment, not the default: the machine charges `reap_ns` only to
+//!   a job woken by its completion (machine/kernel.rs `task_completed`), so
+//!   a job that finds its completions waiting pays no reap and the measured
+//!   CPU outside the call is undercharged; judged cases fail with it
+//!   (docs/fidelity/guest-slat.md, "Measured costs").
 
 use crate::loop_device::RawSpeed;
 use crate::metrics::{fio_jobs, num};
