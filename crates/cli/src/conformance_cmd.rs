@@ -149,6 +149,14 @@ pub fn main(a: &Args) -> u8 {
             return exit::ERROR;
         }
     }
+    if (a.show || a.sim_only)
+        && a.sim
+            .costs
+            .uses(blklab_conformance::fio_costs::CostSource::Measured)
+    {
+        eprintln!("blklab conformance: --sim-costs measured needs the guest's probes: not with --show or --sim-only");
+        return exit::ERROR;
+    }
     if a.repeat == 0 {
         eprintln!("blklab conformance: --repeat must be at least 1");
         return exit::ERROR;

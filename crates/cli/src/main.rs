@@ -283,6 +283,16 @@ struct ConformanceArgs {
     /// same, both sides run the same features. An experiment.
     #[arg(long, default_value = "", value_parser = parse_sched_features)]
     sim_sched_features: blklab_core::sim::sched_features::SchedFeatures,
+    /// Where fio's submit and reap costs come from against a QEMU guest:
+    /// `probe` (the QD1 probe's slat and 1 µs; the default) or `measured`
+    /// (the guest's quiet-submit probe: 4 jobs at QD8, whose submit calls
+    /// wake nobody: its slat, and fio's CPU per I/O less it;
+    /// docs/fidelity/guest-slat.md). `measured,probe` judges the first and
+    /// reports the second's figures under each case. An experiment: the
+    /// simulator charges fio's reap only when a completion wakes it, so
+    /// `measured` undercharges jobs that never sleep.
+    #[arg(long, default_value = "probe")]
+    sim_costs: blklab_conformance::fio_costs::SimCosts,
     /// Leave every file the QEMU guest sends back for a case (fio's JSON,
     /// the iocost trace, io.stat) in DIR/KERNEL/CASE/, to read the raw
     /// per-period traces.
@@ -768,6 +778,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     waker_ns: a.sim_waker,
                     submit_wake_ns: a.sim_submit_wake.unwrap_or(0),
                     sched_features: a.sim_sched_features,
+                    costs: a.sim_costs,
                 },
                 guest_files: a.guest_files,
                 show: a.show,

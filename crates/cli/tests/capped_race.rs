@@ -212,3 +212,66 @@ fn the_harness_expresses_a_qemu_guest_as_its_own_machine_by_default() {
         stderr(&o)
     );
 }
+
+#[test]
+fn measured_costs_need_the_guests_probes_and_are_refused_elsewhere() {
+    let refused = |args: &[&str], why: &str| {
+        let mut all = vec!["conformance", "capped-qd1-beside-qd128"];
+        all.extend_from_slice(args);
+        let o = blklab(&all);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(stderr(&o).contains(why), "{args:?}: {}", stderr(&o));
+    };
+    // no guest, so no quiet-submit probe: --show, --sim-only, this host
+    let guest_only = "--sim-costs measured needs";
+    refused(
+        &[
+            "--show",
+            "--kernel",
+            "debian-6.12",
+            "--sim-costs",
+            "measured",
+        ],
+        guest_only,
+    );
+    refused(
+        &[
+            "--sim-only",
+            "--kernel",
+            "debian-6.1",
+            "--sim-costs",
+            "probe,measured",
+        ],
+        guest_only,
+    );
+    refused(
+        &["--show", "--kernel", "host", "--sim-costs", "measured"],
+        guest_only,
+    );
+    refused(
+        &[
+            "--show",
+            "--kernel",
+            "debian-6.12",
+            "--sim-costs",
+            "measured,measured",
+        ],
+        "at most two",
+    );
+    refused(
+        &["--show", "--kernel", "debian-6.12", "--sim-costs", "probes"],
+        "expected",
+    );
+    // the default and `probe` are today's expression
+    let o = blklab(&[
+        "conformance",
+        "--show",
+        "--kernel",
+        "debian-6.12",
+        "--sim-costs",
+        "probe",
+        "capped-qd1-beside-qd128",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("reap_ns = 1000\n"), "{}", stdout(&o));
+}

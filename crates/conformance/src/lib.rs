@@ -11,10 +11,12 @@
 
 pub mod cases;
 pub mod env;
+pub mod fio_costs;
 pub mod host;
 pub mod host_load;
 pub mod loop_device;
 pub mod metrics;
+pub mod other_costs;
 pub mod proc_stat;
 pub mod qos_loop;
 pub mod render;

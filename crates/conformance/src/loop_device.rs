@@ -14,6 +14,10 @@ pub struct RawSpeed {
     pub clat_ns: u64,
     pub iops: f64,
     pub measured: bool,
+    /// fio's CPU per I/O in the probe (a QEMU guest's; `fio_costs`).
+    pub cpu_per_io_ns: Option<u64>,
+    /// The guest's quiet-submit probe (`fio_costs::QuietProbe`), when it ran.
+    pub quiet: Option<crate::fio_costs::QuietProbe>,
 }
 
 impl Default for RawSpeed {
@@ -25,6 +29,8 @@ impl Default for RawSpeed {
             clat_ns: 55_000,
             iops: 15_000.0,
             measured: false,
+            cpu_per_io_ns: None,
+            quiet: None,
         }
     }
 }
@@ -47,6 +53,10 @@ impl RawSpeed {
             clat_ns: (m.0[3] * 1000.0).round() as u64,
             iops: m.0[0],
             measured: true,
+            cpu_per_io_ns: crate::fio_costs::jobs_cpu(json)
+                .and_then(|j| crate::fio_costs::cpu_per_io_ns(&j))
+                .ok(),
+            quiet: None,
         })
     }
 }

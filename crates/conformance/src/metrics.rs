@@ -99,7 +99,7 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-fn num(v: &Value, path: &[&str]) -> f64 {
+pub(crate) fn num(v: &Value, path: &[&str]) -> f64 {
     let mut cur = v;
     for p in path {
         match cur.get(p) {
@@ -162,7 +162,7 @@ pub fn fio_cpu_pct(text: &str) -> Result<f64, String> {
 
 /// The `jobs` array of fio's JSON output; fio may print notices before
 /// the document.
-fn fio_jobs(text: &str) -> Result<Vec<Value>, String> {
+pub(crate) fn fio_jobs(text: &str) -> Result<Vec<Value>, String> {
     let start = text
         .find('{')
         .ok_or_else(|| format!("fio printed no JSON document: {}", head(text)))?;

@@ -91,8 +91,13 @@ pub fn host_summary(env: &HostEnv) -> String {
 }
 
 pub fn raw_summary(raw: &RawSpeed) -> String {
+    let costs = if raw.quiet.is_some() {
+        format!("; {}", crate::fio_costs::describe(raw))
+    } else {
+        String::new()
+    };
     format!(
-        "simulated loop device: null_blk timer mode, completion {:.1} us, submit {:.1} us ({} fio QD1 4k randread: {:.0} IOPS)",
+        "simulated loop device: null_blk timer mode, completion {:.1} us, submit {:.1} us ({} fio QD1 4k randread: {:.0} IOPS){costs}",
         raw.clat_ns.saturating_sub(1000) as f64 / 1000.0,
         raw.slat_ns as f64 / 1000.0,
         if raw.measured { "measured with" } else { "default, not measured:" },

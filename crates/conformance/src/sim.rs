@@ -14,8 +14,7 @@ use crate::qos_loop::{Collect, VrateAdj};
 use blklab_core::sim::cpus::DEFAULT_SUBMIT_RETURN_NS;
 use blklab_core::sim::trace::TraceSink;
 
-/// fio's reap cost in the simulator (the scenario's `reap_ns`).
-const REAP_NS: u64 = 1_000;
+use crate::fio_costs::{fio_costs, probe_costs, REAP_NS};
 
 /// How the simulator expresses the capped disk: `stacked` (the default: as
 /// the host builds it, the jobs' loop device over a lower loop device with
@@ -109,6 +108,10 @@ pub struct SimChoices {
     /// class's features turned off (`--sim-sched-features`), to match the
     /// guest's `BLKLAB_GUEST_SCHED_FEATURES`; default: the kernel's.
     pub sched_features: blklab_core::sim::sched_features::SchedFeatures,
+    /// Where fio's `submit_ns` and `reap_ns` come from (`--sim-costs`:
+    /// the QD1 probe by default, or the guest's measured costs), and the
+    /// expression only reported beside the judged one.
+    pub costs: crate::fio_costs::SimCosts,
     /// The user chose how this host's CPUs or loop device are expressed
     /// (`--sim-cpus`, `--sim-loop`): then every case keeps that expression;
     /// otherwise the bfq cases take the host's CPUs (`for_host_case`).
@@ -250,13 +253,21 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     let mut s = String::new();
     let _ = writeln!(s, "description = \"{}\"", esc(&case.about));
     let _ = writeln!(s, "\n[run]\nseed = 1\nhz = {}", dev.hz);
-    // fio's submit cost: the probe's whole slat. Simplified: with CPUs,
-    // under CFS, that slat already holds the loop work the simulated worker
-    // adds again inside the call (the simulated probe gives the slat plus
-    // the worker and two wake-ups); the probe less that work fails the
-    // judged capped cases, whose simulated race needs the larger cost
-    // (docs/fidelity/guest-slat.md), so fio's slat is not judged.
-    let _ = writeln!(s, "submit_ns = {}\nreap_ns = {REAP_NS}", raw.slat_ns.max(1));
+    // fio's costs (fio_costs.rs). By default the probe's whole slat.
+    // Simplified: with CPUs, under CFS, that slat already holds the loop
+    // work the simulated worker adds again inside the call (the simulated
+    // probe gives the slat plus the worker and two wake-ups); the probe less
+    // that work fails the judged capped cases, whose simulated race needs
+    // the larger cost (docs/fidelity/guest-slat.md), so fio's slat is not
+    // judged. `--sim-costs measured` takes the guest's quiet-submit probe
+    // instead; `run` refuses it without that probe, so the probe's costs
+    // here stand only for `--show`'s placeholder.
+    let costs = fio_costs(raw, dev.sim.costs.judged).unwrap_or_else(|_| probe_costs(raw));
+    let _ = writeln!(
+        s,
+        "submit_ns = {}\nreap_ns = {}",
+        costs.submit_ns, costs.reap_ns
+    );
     if dev.sim.cpus > 0 {
         let _ = writeln!(s, "\n[host]\ncpus = {}", dev.sim.cpus);
         if dev.sim.wakeup_preempt {
@@ -268,7 +279,7 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         if dev.sim.waker_ns > 0 {
             let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
         }
-        let submit_ns = raw.slat_ns.max(1);
+        let submit_ns = costs.submit_ns;
         let mut submit_return_ns = DEFAULT_SUBMIT_RETURN_NS.min(submit_ns);
         if dev.sim.submit_return_ns > 0 {
             submit_return_ns = dev.sim.submit_return_ns.min(submit_ns);
@@ -437,6 +448,7 @@ pub struct SimOut {
 pub fn run(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u32) -> Result<SimOut, String> {
     let stacked =
         dev.sim.capped == CappedAs::Stacked && matches!(case.device, HostDevice::Capped { .. });
+    fio_costs(raw, dev.sim.costs.judged)?;
     let text = scenario_text(case, dev, raw, runtime_s);
     let origin = format!("<conformance case {}>", case.name);
     let sc = Scenario::parse(&text, Path::new(&origin)).map_err(|e| e.to_string())?;
@@ -564,9 +576,54 @@ mod tests {
                 tag_retry_ns: 0,
                 submit_wake_ns: 0,
                 sched_features: Default::default(),
+                costs: Default::default(),
                 host_chosen: false,
             }
         );
+    }
+
+    #[test]
+    fn measured_costs_take_the_quiet_probe_and_are_refused_without_it() {
+        let c = crate::cases::select(&["capped-qd1-beside-qd128".into()])
+            .unwrap()
+            .remove(0);
+        let guest = crate::sim_request::SimRequest {
+            costs: "measured".parse().unwrap(),
+            ..Default::default()
+        }
+        .for_side(crate::share::RealSide::Qemu)
+        .unwrap();
+        let dev = SimDevice {
+            sim: guest,
+            ..dev7()
+        };
+        let raw = RawSpeed {
+            slat_ns: 17_300,
+            quiet: Some(crate::fio_costs::QuietProbe {
+                jobs: 4,
+                ios: 40_000,
+                slat_ns: 2_500,
+                cpu_per_io_ns: 9_000,
+                ctx_per_kio: 0,
+            }),
+            ..RawSpeed::default()
+        };
+        let t = scenario_text(&c, &dev, &raw, 1);
+        // the quiet probe's slat and the CPU outside it; the way back cut
+        // to the (smaller) submit cost
+        assert!(t.contains("submit_ns = 2500\nreap_ns = 6500\n"), "{t}");
+        assert!(t.contains("submit_return_ns = 2500\n"), "{t}");
+        let probe = SimDevice {
+            sim: SimChoices {
+                costs: Default::default(),
+                ..guest
+            },
+            ..dev7()
+        };
+        let t = scenario_text(&c, &probe, &raw, 1);
+        assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
+        let e = run(&c, &dev, &RawSpeed::default(), 1).err().unwrap();
+        assert!(e.contains("no quiet-submit probe"), "{e}");
     }
 
     #[test]

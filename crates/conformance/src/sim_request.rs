@@ -16,6 +16,7 @@
 //!   every side; it holds the loop work too, which this machine charges
 //!   again: docs/fidelity/guest-slat.md). `--sim-cpus 0` gives the free host for comparison.
 
+use crate::fio_costs::{CostSource, SimCosts};
 use crate::share::RealSide;
 use crate::sim::{CappedAs, LoopAs, SimChoices};
 use blklab_core::sim::sched_features::SchedFeatures;
@@ -105,6 +106,8 @@ pub struct SimRequest {
     pub submit_wake_ns: u64,
     /// `--sim-sched-features` (the kernel's, on every side).
     pub sched_features: SchedFeatures,
+    /// `--sim-costs` (the probe by default, on every side).
+    pub costs: SimCosts,
 }
 
 impl SimRequest {
@@ -152,6 +155,9 @@ impl SimRequest {
                 );
             }
         }
+        if side == RealSide::Host && self.costs.uses(CostSource::Measured) {
+            return Err("--sim-costs measured needs a QEMU guest (--kernel debian-6.12, ...): the quiet-submit probe runs there".into());
+        }
         if waker_ns > 1_000_000_000 {
             return Err(format!("--sim-waker {waker_ns}: at most 1000000000 ns"));
         }
@@ -181,6 +187,7 @@ impl SimRequest {
             tag_retry_ns: if guest_machine { GUEST_TAG_RETRY_NS } else { 0 },
             submit_wake_ns,
             sched_features: self.sched_features,
+            costs: self.costs,
             host_chosen: self.cpus.is_some() || self.loop_as.is_some(),
         })
     }
@@ -357,6 +364,18 @@ mod tests {
             .for_side(RealSide::Qemu)
             .unwrap_err()
             .contains("--sim-kblockd"));
+        let measured = SimRequest {
+            costs: "probe,measured".parse().unwrap(),
+            ..SimRequest::default()
+        };
+        assert!(measured
+            .for_side(RealSide::Host)
+            .unwrap_err()
+            .contains("--sim-costs measured needs a QEMU guest"));
+        assert_eq!(
+            measured.for_side(RealSide::Qemu).unwrap().costs,
+            measured.costs
+        );
         let huge = SimRequest {
             kblockd_ns: 2_000_000_000,
             ..SimRequest::default()

@@ -153,6 +153,11 @@ pub fn run_kernel(
         script: script::raw_script(if opts.quick { 1 } else { 2 }),
         time_limit_secs: 60,
     }];
+    specs.push(CaseSpec {
+        name: QUIET.into(),
+        script: script::quiet_script(),
+        time_limit_secs: 60,
+    });
     let mut lacking = vec![None; cases.len()];
     let mut wall_limit_secs = 180u64;
     for (i, c) in cases.iter().enumerate() {
@@ -202,6 +207,19 @@ pub fn run_kernel(
         .case("raw")
         .filter(|c| c.succeeded())
         .and_then(|c| RawSpeed::from_fio_json(&String::from_utf8_lossy(&c.stdout)).ok());
+    let (quiet, quiet_notes) = quiet_probe(run.case(QUIET));
+    let raw = raw.map(|r| RawSpeed { quiet, ..r });
+    if let Some(dir) = &opts.guest_files {
+        let sub = dir.join(name.replace('/', "_"));
+        for (probe, to) in [("raw", "probe-raw"), (QUIET, "probe-quiet")] {
+            if let Some(r) = run.case(probe) {
+                keep_guest_files(&sub.join(to), r).map_err(VmFailure::Failed)?;
+            }
+        }
+    }
+    // the probes' figures head the results (render::raw_summary); what the
+    // quiet probe's trace shows goes under the first case only
+    let mut quiet_notes = Some(quiet_notes);
     let mut out = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         if let (Some(dir), Some(r)) = (&opts.guest_files, run.case(&format!("case{i}"))) {
@@ -232,18 +250,84 @@ pub fn run_kernel(
             }
             Err(e) => (Err(e), placeholder(hz)),
         };
-        let r = crate::conclude(
+        let mut r = crate::conclude(
             c,
             real,
             &dev,
             raw.unwrap_or_default(),
             opts,
-            vec![boot_note.clone()],
+            std::iter::once(boot_note.clone())
+                .chain(quiet_notes.take().into_iter().flatten())
+                .collect(),
         );
+        if let Some(also) = opts.sim.costs.also {
+            let n = crate::other_costs::note(&r, &dev, &raw.unwrap_or_default(), also);
+            r.notes.push(n);
+        }
         each(&r);
         out.push(r);
     }
     Ok(out)
+}
+
+/// The quiet-submit probe's case name (fio_costs.rs).
+const QUIET: &str = "quiet";
+
+/// The quiet-submit probe's figures from its case, and notes: why there
+/// are none, or what its scheduler trace shows of fio's submit calls (whom
+/// they wake, whether fio is switched out inside them).
+fn quiet_probe(
+    r: Option<&blklab_vm::CaseResult>,
+) -> (Option<crate::fio_costs::QuietProbe>, Vec<String>) {
+    let Some(r) = r.filter(|r| r.succeeded()) else {
+        let why = r.map_or("not reported".to_string(), |r| {
+            String::from_utf8_lossy(&r.stderr)
+                .lines()
+                .last()
+                .unwrap_or("failed")
+                .to_string()
+        });
+        return (None, vec![format!("quiet-submit probe: {why}")]);
+    };
+    let mut notes = Vec::new();
+    let q = crate::fio_costs::QuietProbe::from_fio_json(&String::from_utf8_lossy(&r.stdout))
+        .map_err(|e| notes.push(format!("quiet-submit probe: {e}")))
+        .ok();
+    let devno = guest_file(r, "device")
+        .and_then(|d| {
+            d.lines()
+                .find_map(|l| l.strip_prefix("devno=").map(str::to_string))
+        })
+        .unwrap_or_default();
+    match guest_file(r, &guest_cpu::trace_file(0)) {
+        None => notes.push("quiet-submit probe: no scheduler trace".into()),
+        Some(t) => notes.push(quiet_trace_note(&t, &devno)),
+    }
+    (q, notes)
+}
+
+/// The quiet-submit probe's trace window as one note: the fio tasks are the
+/// trace's tasks named `fio` (the jobs and fio's main process).
+fn quiet_trace_note(trace: &str, devno: &str) -> String {
+    let fio: std::collections::BTreeMap<u32, String> = match sched_trace::parse_trace(trace) {
+        Ok(ev) => ev
+            .iter()
+            .filter(|e| e.comm == "fio")
+            .map(|e| (e.pid, "quiet".to_string()))
+            .collect(),
+        Err(e) => return format!("quiet-submit probe's trace: {e}"),
+    };
+    match sched_trace::split(trace, &fio, devno) {
+        Ok(s) if s.ios > 0 => format!(
+            "quiet-submit probe's {}",
+            sched_trace::describe(0, &s).trim_start_matches("guest ")
+        ),
+        Ok(s) => format!(
+            "quiet-submit probe's trace: no request on {devno} in {:.1} ms",
+            s.window_ns as f64 / 1e6
+        ),
+        Err(e) => format!("quiet-submit probe's trace: {e}"),
+    }
 }
 
 /// A guest case's files as the real side's runs, and whether its device is

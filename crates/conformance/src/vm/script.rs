@@ -379,10 +379,54 @@ $FIO {} --filename="$dev"
     )
 }
 
+/// How long the quiet-submit probe's fio runs: its trace window opens 2 s
+/// in (`guest_cpu::trace_start`), so at least that and the window.
+pub const QUIET_SECONDS: u32 = 3;
+
+/// The guest's quiet-submit probe (fio_costs.rs): `QUIET_JOBS` jobs at
+/// `QUIET_IODEPTH` on a fresh loop device over tmpfs without a scheduler,
+/// outside any group, with the scheduler trace of a window in the middle
+/// (`sched.r0.trace`, to check that the submit calls wake nobody and are
+/// not preempted) and the device's MAJ:MIN in `device`. fio's JSON is the
+/// script's stdout.
+pub fn quiet_script() -> String {
+    format!(
+        r#"set -e
+. /blklab/lib.sh
+truncate -s {FILE_BYTES} "$BLKLAB_TMP/quiet.img"
+dev=$(blk_loop "$BLKLAB_TMP/quiet.img")
+name=${{dev#/dev/}}
+echo none > "/sys/block/$name/queue/scheduler" 2>/dev/null || true
+echo "devno=$(blk_devno "$dev")" > "$BLKLAB_OUT/device"
+{}$FIO {} --filename="$dev"
+{}"#,
+        guest_cpu::trace_start(guest_cpu::WINDOW_US),
+        crate::fio_costs::quiet_fio_options(QUIET_SECONDS),
+        guest_cpu::trace_stop(0)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cases::select;
+
+    #[test]
+    fn the_quiet_probe_runs_several_jobs_and_traces_a_window() {
+        let s = quiet_script();
+        assert!(
+            s.contains("--numjobs=4") && s.contains("--iodepth=8"),
+            "{s}"
+        );
+        assert!(s.contains("--runtime=3 "), "{s}");
+        assert!(
+            s.contains("echo none > \"/sys/block/$name/queue/scheduler\""),
+            "{s}"
+        );
+        let (start, stop) = (s.find("tracing_on").unwrap(), s.find("$FIO").unwrap());
+        assert!(start < stop, "the window opens while fio runs: {s}");
+        assert!(s.contains(&guest_cpu::trace_file(0)), "{s}");
+    }
 
     fn script(name: &str) -> String {
         let c = select(&[name.into()]).unwrap().remove(0);
