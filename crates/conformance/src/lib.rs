@@ -17,6 +17,7 @@ pub mod host_load;
 pub mod loop_device;
 pub mod metrics;
 pub mod other_costs;
+pub mod probe_cpu;
 pub mod proc_stat;
 pub mod qos_loop;
 pub mod render;

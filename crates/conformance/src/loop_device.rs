@@ -16,8 +16,8 @@ pub struct RawSpeed {
     pub measured: bool,
     /// fio's CPU per I/O in the probe (a QEMU guest's; `fio_costs`).
     pub cpu_per_io_ns: Option<u64>,
-    /// The guest's quiet-submit probe (`fio_costs::QuietProbe`), when it ran.
-    pub quiet: Option<crate::fio_costs::QuietProbe>,
+    /// The guest's quiet-submit probe (`probe_cpu::QuietProbe`), when it ran.
+    pub quiet: Option<crate::probe_cpu::QuietProbe>,
 }
 
 impl Default for RawSpeed {
@@ -53,8 +53,8 @@ impl RawSpeed {
             clat_ns: (m.0[3] * 1000.0).round() as u64,
             iops: m.0[0],
             measured: true,
-            cpu_per_io_ns: crate::fio_costs::jobs_cpu(json)
-                .and_then(|j| crate::fio_costs::cpu_per_io_ns(&j))
+            cpu_per_io_ns: crate::probe_cpu::jobs_cpu(json)
+                .and_then(|j| crate::probe_cpu::cpu_per_io_ns(&j))
                 .ok(),
             quiet: None,
         })

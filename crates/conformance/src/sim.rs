@@ -583,50 +583,6 @@ mod tests {
     }
 
     #[test]
-    fn measured_costs_take_the_quiet_probe_and_are_refused_without_it() {
-        let c = crate::cases::select(&["capped-qd1-beside-qd128".into()])
-            .unwrap()
-            .remove(0);
-        let guest = crate::sim_request::SimRequest {
-            costs: "measured".parse().unwrap(),
-            ..Default::default()
-        }
-        .for_side(crate::share::RealSide::Qemu)
-        .unwrap();
-        let dev = SimDevice {
-            sim: guest,
-            ..dev7()
-        };
-        let raw = RawSpeed {
-            slat_ns: 17_300,
-            quiet: Some(crate::fio_costs::QuietProbe {
-                jobs: 4,
-                ios: 40_000,
-                slat_ns: 2_500,
-                cpu_per_io_ns: 9_000,
-                ctx_per_kio: 0,
-            }),
-            ..RawSpeed::default()
-        };
-        let t = scenario_text(&c, &dev, &raw, 1);
-        // the quiet probe's slat and the CPU outside it; the way back cut
-        // to the (smaller) submit cost
-        assert!(t.contains("submit_ns = 2500\nreap_ns = 6500\n"), "{t}");
-        assert!(t.contains("submit_return_ns = 2500\n"), "{t}");
-        let probe = SimDevice {
-            sim: SimChoices {
-                costs: Default::default(),
-                ..guest
-            },
-            ..dev7()
-        };
-        let t = scenario_text(&c, &probe, &raw, 1);
-        assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
-        let e = run(&c, &dev, &RawSpeed::default(), 1).err().unwrap();
-        assert!(e.contains("no quiet-submit probe"), "{e}");
-    }
-
-    #[test]
     fn the_stacked_capped_disk_is_a_loop_over_a_capped_lower_device() {
         let c = crate::cases::select(&["capped-qos-iocost-on".into()])
             .unwrap()

@@ -385,4 +385,59 @@ mod tests {
             .unwrap_err()
             .contains("at most"));
     }
+
+    #[test]
+    fn measured_costs_take_the_quiet_probe_and_are_refused_without_it() {
+        let c = crate::cases::select(&["capped-qd1-beside-qd128".into()])
+            .unwrap()
+            .remove(0);
+        let guest = SimRequest {
+            costs: "measured".parse().unwrap(),
+            ..Default::default()
+        }
+        .for_side(RealSide::Qemu)
+        .unwrap();
+        // the sim's own tests' loop7 (sim.rs `dev7`)
+        let dev7 = crate::sim::SimDevice {
+            name: "loop7".into(),
+            devno: "7:7".into(),
+            rotational: false,
+            switches: Vec::new(),
+            hz: crate::sim::DEFAULT_HZ,
+            sim: SimChoices::default(),
+        };
+        let dev = crate::sim::SimDevice {
+            sim: guest,
+            ..dev7.clone()
+        };
+        let raw = crate::loop_device::RawSpeed {
+            slat_ns: 17_300,
+            quiet: Some(crate::probe_cpu::QuietProbe {
+                jobs: 4,
+                ios: 40_000,
+                slat_ns: 2_500,
+                cpu_per_io_ns: 9_000,
+                ctx_per_kio: 0,
+            }),
+            ..crate::loop_device::RawSpeed::default()
+        };
+        let t = crate::sim::scenario_text(&c, &dev, &raw, 1);
+        // the quiet probe's slat and the CPU outside it; the way back cut
+        // to the (smaller) submit cost
+        assert!(t.contains("submit_ns = 2500\nreap_ns = 6500\n"), "{t}");
+        assert!(t.contains("submit_return_ns = 2500\n"), "{t}");
+        let probe = crate::sim::SimDevice {
+            sim: SimChoices {
+                costs: Default::default(),
+                ..guest
+            },
+            ..dev7.clone()
+        };
+        let t = crate::sim::scenario_text(&c, &probe, &raw, 1);
+        assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
+        let e = crate::sim::run(&c, &dev, &crate::loop_device::RawSpeed::default(), 1)
+            .err()
+            .unwrap();
+        assert!(e.contains("no quiet-submit probe"), "{e}");
+    }
 }

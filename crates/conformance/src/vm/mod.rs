@@ -278,7 +278,7 @@ const QUIET: &str = "quiet";
 /// they wake, whether fio is switched out inside them).
 fn quiet_probe(
     r: Option<&blklab_vm::CaseResult>,
-) -> (Option<crate::fio_costs::QuietProbe>, Vec<String>) {
+) -> (Option<crate::probe_cpu::QuietProbe>, Vec<String>) {
     let Some(r) = r.filter(|r| r.succeeded()) else {
         let why = r.map_or("not reported".to_string(), |r| {
             String::from_utf8_lossy(&r.stderr)
@@ -290,7 +290,7 @@ fn quiet_probe(
         return (None, vec![format!("quiet-submit probe: {why}")]);
     };
     let mut notes = Vec::new();
-    let q = crate::fio_costs::QuietProbe::from_fio_json(&String::from_utf8_lossy(&r.stdout))
+    let q = crate::probe_cpu::QuietProbe::from_fio_json(&String::from_utf8_lossy(&r.stdout))
         .map_err(|e| notes.push(format!("quiet-submit probe: {e}")))
         .ok();
     let devno = guest_file(r, "device")

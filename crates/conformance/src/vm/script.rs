@@ -383,7 +383,7 @@ $FIO {} --filename="$dev"
 /// in (`guest_cpu::trace_start`), so at least that and the window.
 pub const QUIET_SECONDS: u32 = 3;
 
-/// The guest's quiet-submit probe (fio_costs.rs): `QUIET_JOBS` jobs at
+/// The guest's quiet-submit probe (probe_cpu.rs): `QUIET_JOBS` jobs at
 /// `QUIET_IODEPTH` on a fresh loop device over tmpfs without a scheduler,
 /// outside any group, with the scheduler trace of a window in the middle
 /// (`sched.r0.trace`, to check that the submit calls wake nobody and are
@@ -401,7 +401,7 @@ echo "devno=$(blk_devno "$dev")" > "$BLKLAB_OUT/device"
 {}$FIO {} --filename="$dev"
 {}"#,
         guest_cpu::trace_start(guest_cpu::WINDOW_US),
-        crate::fio_costs::quiet_fio_options(QUIET_SECONDS),
+        crate::probe_cpu::quiet_fio_options(QUIET_SECONDS),
         guest_cpu::trace_stop(0)
     )
 }
