@@ -69,8 +69,9 @@ pub struct QueueRun {
 }
 
 impl QueueRun {
-    /// Read the block layer's switches (each entry point, as the schedulers
-    /// read theirs).
+    /// Read the block layer's switches, before [`QueueRun::insertion`] and
+    /// [`QueueRun::async_run`], the only calls that use them (a scenario's
+    /// switches are fixed for its run).
     pub fn sync(&mut self, ctx: &Ctx) {
         self.sw_kblockd = ctx.switches.is("blk_mq.insert_run", "kblockd");
         self.sw_submit_plug = ctx.switches.is("blk_mq.submit_bio_plug", "on");

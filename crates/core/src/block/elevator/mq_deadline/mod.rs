@@ -436,7 +436,8 @@ impl Elevator for MqDeadline {
     /// Only the runs the kernel makes reach it ([`QueueRun::may_run`]).
     fn dispatch(&mut self, ctx: &mut Ctx, reqs: &mut Slab<Request>) -> Option<ReqId> {
         self.hz = ctx.hz;
-        self.run.sync(ctx);
+        // the run's switches were read at the insertion (`insert_request`):
+        // a dispatch uses none of them
         if !self.run.may_run(ctx.now) {
             return None;
         }
