@@ -183,7 +183,10 @@ impl Workload {
         let job = &self.jobs[j as usize];
         matches!(
             job.phase,
-            Phase::SubmitEntry(_) | Phase::SubmitReturn(_) | Phase::SyncReturn(_)
+            Phase::SubmitEntry(_)
+                | Phase::SubmitReturn(_)
+                | Phase::SyncReturn(_)
+                | Phase::ReapCall { .. }
         ) && job.wake_at.is_some()
     }
 
@@ -265,10 +268,13 @@ impl Workload {
                     );
                     self.job_after_io(j);
                 }
-                Phase::Reap { min, full } => {
+                Phase::Reap { min, full } | Phase::ReapCall { min, full } => {
                     let job = &self.jobs[j as usize];
                     if (job.completed.len() as u32) < min {
                         return; // io_u_complete wakes us
+                    }
+                    if !self.getevents_cpu(sys, j) {
+                        return;
                     }
                     self.job_reap(sys, j, min);
                     // wait_for_completions loops while full and above iodepth_low
@@ -648,6 +654,7 @@ impl Tasks for Workload {
             _ => false,
         };
         if wake && job.wake_at.is_none() && self.running_job != Some(j) {
+            job.getevents_woken();
             job.wake_at = Some(wake_t);
             return true;
         }

@@ -74,7 +74,7 @@ impl Job {
                     read(lat);
                 }
             }
-            Phase::Reap { .. } => {
+            Phase::Reap { .. } | Phase::ReapCall { .. } => {
                 if let Some(io) = self.reaped_next() {
                     read(io);
                 }

@@ -23,6 +23,7 @@ mod io_u;
 mod iou_lists;
 mod knobs;
 mod map_ahead;
+mod reap;
 mod submit;
 
 use blklab_fio::options::ThinkBlocksType;
@@ -81,6 +82,13 @@ pub(crate) enum Phase {
     SyncReturn(u32),
     /// Blocked in getevents for at least `min` completions.
     Reap {
+        min: u32,
+        full: bool,
+    },
+    /// In getevents with `min` completions there: the call's CPU time is
+    /// being spent (a burst, reap.rs) or was spent by the wake-up that
+    /// ended the wait; it reaps at the next step.
+    ReapCall {
         min: u32,
         full: bool,
     },
