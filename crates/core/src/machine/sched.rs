@@ -93,6 +93,7 @@ pub(super) fn context(k: &Kernel, ev: Ev) -> Option<TaskId> {
             .get(w as usize)
             .and_then(|kw| kw.task),
         Ev::Kblockd(d) => k.kblockd.by_dev.get(&d).map(|w| w.task),
+        Ev::Kthrotld(d) => k.kthrotld.context_of(d),
         _ => None,
     }
 }

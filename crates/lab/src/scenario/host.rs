@@ -40,6 +40,10 @@ pub(super) struct RawHost {
     stall_dist: Option<Spanned<toml::Value>>,
     /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
     kblockd_ns: Option<Spanned<toml::Value>>,
+    /// blk-throttle's dispatch work item's CPU time per bio it issues
+    /// (machine/kthrotld.rs; default
+    /// `blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO`).
+    throtl_dispatch_ns_per_bio: Option<Spanned<toml::Value>>,
     /// The waker's side of a wake-up made from a task's context
     /// (`HostCpus::waker_ns`; default 0).
     waker_ns: Option<Spanned<toml::Value>>,
@@ -244,6 +248,11 @@ impl Builder<'_> {
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
+            throtl_dispatch_ns_per_bio: self.host_cost(
+                "throtl_dispatch_ns_per_bio",
+                &h.throtl_dispatch_ns_per_bio,
+                m.throtl_dispatch_ns_per_bio,
+            ),
             waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
             tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
             submit_return_ns,
@@ -302,6 +311,7 @@ impl Builder<'_> {
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
                 ("kblockd_ns", &h.kblockd_ns),
+                ("throtl_dispatch_ns_per_bio", &h.throtl_dispatch_ns_per_bio),
                 ("waker_ns", &h.waker_ns),
                 ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
@@ -374,6 +384,13 @@ mod tests {
         assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
         assert_eq!(c.cpus.kblockd_ns, 5500);
+        assert_eq!(
+            c.cpus.throtl_dispatch_ns_per_bio,
+            blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO,
+            "the guests' figure unless asked for"
+        );
+        let c = parse("[host]\ncpus = 1\nthrotl_dispatch_ns_per_bio = 0\n").unwrap();
+        assert_eq!(c.cpus.throtl_dispatch_ns_per_bio, 0);
         assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
@@ -530,6 +547,18 @@ mod tests {
             (
                 "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 3500\n",
                 &["t.toml:5:18", "submit_wake_ns = 3500: more than the submit call's way back (submit_return_ns 3000)"],
+            ),
+            (
+                "[host]\nthrotl_dispatch_ns_per_bio = 2600\n",
+                &["t.toml:2:30", "host.throtl_dispatch_ns_per_bio needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nthrotl_dispatch_ns_per_bio = -5\n",
+                &[
+                    "t.toml:3:30",
+                    "host.throtl_dispatch_ns_per_bio = -5",
+                    "non-negative integer",
+                ],
             ),
             (
                 "[host]\ncpus = 1\nkblockd_ns = -1\n",
