@@ -11,8 +11,8 @@
 //! `blk_finish_plug`). Bios that reach the top after it took them wait for
 //! the next execution.
 //!
-//! On a host with CPUs (`[host] cpus > 0`) the throttle is told so
-//! (`Throttle::issue_by_work`) and this file runs the item: the timer
+//! On a host with CPUs and `[host] kthrotld = true` the throttle is told
+//! so (`Throttle::issue_by_work`) and this file runs the item: the timer
 //! queues it (once while pending); the kworker is woken once the tick's
 //! other expired timers have run (as the kernel's timer softirq runs them
 //! all before the scheduler picks: a nice −20 kblockd run queued by a timer
@@ -32,8 +32,9 @@
 //! queue once), synchronous in both kernels (`blk_finish_plug` →
 //! `blk_mq_flush_plug_list(plug, false)`); a request's submitter stays the
 //! fio task whose bio it is (its completion interrupt goes to that task's
-//! CPU, not the kworker's). The free host issues the bios in the timer
-//! call, as before.
+//! CPU, not the kworker's). The free host, and a host without the key,
+//! issue the bios in the timer call (the earlier simplification, still
+//! the default: docs/fidelity/throttle.md, "kthrotld", says why).
 
 use super::kernel::{Kernel, Running};
 use crate::block::bio::BioId;

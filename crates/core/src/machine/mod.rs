@@ -96,8 +96,8 @@ impl Sim {
                         file: "io.max".into(),
                         msg: e.to_string(),
                     })?;
-            // with CPUs, held bios leave through a kworker (machine/kthrotld.rs)
-            if cfg.cpu.cpus.nr > 0 {
+            // held bios leave through a kworker (machine/kthrotld.rs)
+            if cfg.cpu.cpus.nr > 0 && cfg.cpu.cpus.kthrotld {
                 throttle.issue_by_work();
             }
             // The rq_qos chain in the kernel's order. `rq_qos_add` puts a

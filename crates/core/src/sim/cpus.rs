@@ -73,11 +73,15 @@ pub struct HostCpus {
     /// scheduler's dispatch and the driver's `queue_rq`), beside the
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
-    /// blk-throttle's dispatch work item (`blk_throtl_dispatch_work_fn` on
-    /// the kthrotld workqueue, machine/kthrotld.rs): the kworker's CPU time
-    /// per bio it issues, beside its wake-up (`wake_ns`).
-    /// [`DEFAULT_THROTL_DISPATCH_NS_PER_BIO`] on a measured host, 0 in
-    /// `HostCpus::default()`.
+    /// blk-throttle's held bios leave through its dispatch work item
+    /// (`blk_throtl_dispatch_work_fn` on the kthrotld workqueue) on a
+    /// kworker, machine/kthrotld.rs, as in the kernel. Off by default: they
+    /// leave in the timer call, the earlier simplification (with it on,
+    /// the capped race moves: docs/fidelity/throttle.md, "kthrotld").
+    pub kthrotld: bool,
+    /// With `kthrotld`, that kworker's CPU time per bio it issues, beside
+    /// its wake-up (`wake_ns`). [`DEFAULT_THROTL_DISPATCH_NS_PER_BIO`] on a
+    /// measured host, 0 in `HostCpus::default()`.
     pub throtl_dispatch_ns_per_bio: Ns,
     /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
     /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).

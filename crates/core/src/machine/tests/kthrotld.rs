@@ -1,7 +1,8 @@
-//! blk-throttle's dispatch work on the host's CPUs (`machine::kthrotld`):
-//! held bios leave when a nice-0 kworker runs `blk_throtl_dispatch_work_fn`,
-//! after the tick's other timers' work, at a CPU cost per bio; the free
-//! host still issues them in the timer call.
+//! blk-throttle's dispatch work on the host's CPUs (`machine::kthrotld`,
+//! `[host] kthrotld = true`): held bios leave when a nice-0 kworker runs
+//! `blk_throtl_dispatch_work_fn`, after the tick's other timers' work, at a
+//! CPU cost per bio; the free host, and a host without the key, still
+//! issue them in the timer call.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -78,6 +79,7 @@ fn each_bio_the_work_issues_costs_its_kworker() {
     let cpus = HostCpus {
         irq_ns: 0,
         timer_ns: 0,
+        kthrotld: true,
         throtl_dispatch_ns_per_bio: PER_BIO_NS,
         ..host(1)
     };
@@ -140,6 +142,7 @@ fn a_kblockd_run_queued_in_the_same_tick_runs_first() {
 fn the_free_host_issues_in_the_timer_whatever_the_cost() {
     let free = |per_bio_ns: Ns| {
         held_reader(HostCpus {
+            kthrotld: true,
             throtl_dispatch_ns_per_bio: per_bio_ns,
             ..HostCpus::default()
         })
@@ -159,8 +162,15 @@ fn the_free_host_issues_in_the_timer_whatever_the_cost() {
     for t in dispatched {
         assert_eq!(t % 1_000_000, 0, "dispatched at {t} ns, not at a tick");
     }
-    // on a host with CPUs the work's start is after its kworker's wake-up
+    // with CPUs and without [host] kthrotld, the same
     let (_, ev) = held_reader(host(1));
+    assert!(ev.item(WORK_FN, true).is_empty(), "kthrotld off");
+    // with it, the work's start is after its kworker's wake-up
+    let (_, ev) = held_reader(HostCpus {
+        kthrotld: true,
+        ..host(1)
+    });
+    assert!(!ev.item(WORK_FN, true).is_empty());
     for t in ev.item(WORK_FN, true) {
         assert!(t % 1_000_000 >= WAKE_NS, "the work started at {t} ns");
     }
