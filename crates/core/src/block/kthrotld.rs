@@ -51,6 +51,20 @@ pub(crate) struct DispatchWork {
     pub(crate) batch: usize,
 }
 
+impl DispatchWork {
+    /// A new item executed by kworker `task`, idle.
+    pub(crate) fn new(task: TaskId) -> DispatchWork {
+        DispatchWork {
+            task,
+            pending: false,
+            phase: Phase::Idle,
+            due: NOT_DUE,
+            taken: VecDeque::new(),
+            batch: 0,
+        }
+    }
+}
+
 /// Every device's dispatch work.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Kthrotld {

@@ -59,21 +59,12 @@ impl Kernel {
     pub(crate) fn kthrotld_queue(&mut self, dev: DevId) {
         let now = self.clk.now;
         if !self.kthrotld.by_dev.contains_key(&dev) {
-            let task = self.cpus.add_task(crate::sim::fair::NICE_0_WEIGHT);
-            self.kthrotld.by_task.insert(task, dev);
-            self.blk.trace.name_task(
-                task,
+            let task = self.add_kworker(
+                crate::sim::fair::NICE_0_WEIGHT,
                 crate::sim::sched_tracepoints::TaskName::kthrotld(dev as u32),
             );
-            let w = DispatchWork {
-                task,
-                pending: false,
-                phase: Phase::Idle,
-                due: NOT_DUE,
-                taken: Default::default(),
-                batch: 0,
-            };
-            self.kthrotld.by_dev.insert(dev, w);
+            self.kthrotld.by_task.insert(task, dev);
+            self.kthrotld.by_dev.insert(dev, DispatchWork::new(task));
         }
         let w = self.kthrotld.by_dev.get_mut(&dev).expect("made above");
         if w.pending {
