@@ -265,11 +265,8 @@ struct ConformanceArgs {
     /// judged figures use the default (0).
     #[arg(long, default_value_t = 0)]
     sim_kblockd: u64,
-    /// With --sim-cpus > 0: blk-throttle's held bios leave through its
-    /// dispatch work on a nice-0 kworker (`[host] kthrotld = true`,
-    /// `blk_throtl_dispatch_work_fn`, docs/fidelity/throttle.md "kthrotld"),
-    /// not in the timer call. An experiment: the judged figures use the
-    /// default (off).
+    /// With --sim-cpus > 0: held bios leave through blk-throttle's kworker
+    /// (`[host] kthrotld = true`, throttle.md). An experiment; default off.
     #[arg(long)]
     sim_kthrotld: bool,
     /// With --sim-cpus > 0: the waker's side, in ns, of a wake-up made from

@@ -73,15 +73,11 @@ pub struct HostCpus {
     /// scheduler's dispatch and the driver's `queue_rq`), beside the
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
-    /// blk-throttle's held bios leave through its dispatch work item
-    /// (`blk_throtl_dispatch_work_fn` on the kthrotld workqueue) on a
-    /// kworker, machine/kthrotld.rs, as in the kernel. Off by default: they
-    /// leave in the timer call, the earlier simplification (with it on,
-    /// the capped race moves: docs/fidelity/throttle.md, "kthrotld").
+    /// Held bios leave through blk-throttle's dispatch work on a kworker
+    /// (machine/kthrotld.rs), as in the kernel; off: in the timer call
+    /// (default; docs/fidelity/throttle.md, "kthrotld", says why).
     pub kthrotld: bool,
-    /// With `kthrotld`, that kworker's CPU time per bio it issues, beside
-    /// its wake-up (`wake_ns`). [`DEFAULT_THROTL_DISPATCH_NS_PER_BIO`] on a
-    /// measured host, 0 in `HostCpus::default()`.
+    /// With `kthrotld`, that kworker's CPU per bio it issues, beside `wake_ns`.
     pub throtl_dispatch_ns_per_bio: Ns,
     /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
     /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).
@@ -176,12 +172,9 @@ pub const DEFAULT_IRQ_NS: Ns = 3_000;
 /// switches, two pipe calls), and a woken fio task was switched in 2.7 µs
 /// (median) after its `sched_wakeup` (docs/fidelity/cpus.md).
 pub const DEFAULT_WAKE_NS: Ns = 3_000;
-/// Default CPU time of blk-throttle's dispatch work per bio it issues, ns:
-/// in the guests' traces `blk_throtl_dispatch_work_fn` took 330 µs between
-/// its `workqueue_execute_start` and `_end` to issue 128 held bios (2.6 µs
-/// a bio, the plug's flushes and the submissions' own block-layer work
-/// inside; docs/fidelity/guest-slat.md, docs/fidelity/throttle.md
-/// "kthrotld").
+/// Default `throtl_dispatch_ns_per_bio`: the 6.1 guest's
+/// `blk_throtl_dispatch_work_fn` issued 128 held bios in 330 µs, plug
+/// flushes included (docs/fidelity/throttle.md, "kthrotld").
 pub const DEFAULT_THROTL_DISPATCH_NS_PER_BIO: Ns = 2_600;
 /// Default kernel timer softirq, ns: the TIMER softirq traced as above took
 /// 4.8 µs at the median and 1.6 µs at p10, for whatever timers expired
