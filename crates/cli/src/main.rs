@@ -265,6 +265,10 @@ struct ConformanceArgs {
     /// judged figures use the default (0).
     #[arg(long, default_value_t = 0)]
     sim_kblockd: u64,
+    /// With --sim-cpus > 0: held bios leave through blk-throttle's kworker
+    /// (`[host] kthrotld = true`, throttle.md). An experiment; default off.
+    #[arg(long)]
+    sim_kthrotld: bool,
     /// With --sim-cpus > 0: the waker's side, in ns, of a wake-up made from
     /// a task's context (`[host] waker_ns`: `try_to_wake_up` run by the
     /// waker). Default: 2000 against a QEMU guest expressed with CPUs (its
@@ -775,6 +779,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     loop_as: a.sim_loop,
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
+                    kthrotld: a.sim_kthrotld,
                     waker_ns: a.sim_waker,
                     submit_wake_ns: a.sim_submit_wake.unwrap_or(0),
                     sched_features: a.sim_sched_features,

@@ -64,12 +64,11 @@ impl Kernel {
         let w = match self.kblockd.by_dev.get(&dev) {
             Some(w) => *w,
             None => {
-                let task = self.cpus.add_task(crate::sim::eevdf::NICE_M20_WEIGHT);
-                self.kblockd.by_task.insert(task, dev);
-                self.blk.trace.name_task(
-                    task,
+                let task = self.add_kworker(
+                    crate::sim::eevdf::NICE_M20_WEIGHT,
                     crate::sim::sched_tracepoints::TaskName::kblockd(dev as u32),
                 );
+                self.kblockd.by_task.insert(task, dev);
                 let w = RunWork {
                     task,
                     queued: false,
