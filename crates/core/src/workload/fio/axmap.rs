@@ -400,6 +400,17 @@ impl RandomMap {
 mod tests {
     use super::*;
 
+    /// Two maps of the same size hold the same bits at levels 0 and 1.
+    fn same_bits(a: &RandomMap, b: &RandomMap) {
+        assert_eq!(a.used, b.used);
+        for level in 0..2 {
+            for w in 0..a.levels[level].len() {
+                let (x, y) = (a.levels[level].get(w), b.levels[level].get(w));
+                assert_eq!(x, y, "level {level} word {w}");
+            }
+        }
+    }
+
     #[test]
     fn next_free_takes_the_first_free_block_of_a_group() {
         let mut m = RandomMap::new(1000);
@@ -538,17 +549,7 @@ mod tests {
             let len = 1 + (x >> 20) % 80;
             assert_eq!(sparse.mark(b, len), dense.mark(b, len), "mark({b}, {len})");
         }
-        assert_eq!(sparse.used, dense.used);
-        for w in 0..(n / 64) as usize {
-            assert_eq!(sparse.levels[0].get(w), dense.levels[0].get(w), "word {w}");
-        }
-        for w in 0..sparse.levels[1].len() {
-            assert_eq!(
-                sparse.levels[1].get(w),
-                dense.levels[1].get(w),
-                "level 1 word {w}"
-            );
-        }
+        same_bits(&sparse, &dense);
     }
 
     /// The tables' own claim (one place's probe) against a dense map:
@@ -573,17 +574,7 @@ mod tests {
             }
         }
         assert!(!sparse.claim(n));
-        assert_eq!(sparse.used, dense.used);
-        for w in 0..(n / 64) as usize {
-            assert_eq!(sparse.levels[0].get(w), dense.levels[0].get(w), "word {w}");
-        }
-        for w in 0..sparse.levels[1].len() {
-            assert_eq!(
-                sparse.levels[1].get(w),
-                dense.levels[1].get(w),
-                "level 1 word {w}"
-            );
-        }
+        same_bits(&sparse, &dense);
         // the run filled words and set their bits one level up
         assert_eq!(sparse.levels[1].get(5000 / 64) >> (5000 % 64) & 1, 1);
     }
