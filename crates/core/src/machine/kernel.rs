@@ -115,6 +115,7 @@ impl BlkHost for Running<'_> {
         self.loop_worker_queue(dev, rid);
     }
 
+    #[inline]
     fn runs_on_kblockd(&self, dev: DevId) -> bool {
         self.k.runs_on_kblockd(dev)
     }
