@@ -60,7 +60,7 @@ pub struct RealRuns {
     /// Report lines from the groups' io.stat / io.latency after each run
     /// (the VM harness; reported, not judged).
     pub io_stat: Vec<String>,
-    /// Why the figures are from stalled runs only (`host_stall`): every run
+    /// Why the figures are from stalled runs only (`blklab_host::stall`): every run
     /// of the case, re-runs included, saw the host stall. None: at least
     /// one run was free of stalls and only such runs are kept, or the real
     /// side cannot stall (a QEMU guest's clock is its instruction count).
@@ -72,7 +72,7 @@ pub struct RealRuns {
 struct OneRun {
     jobs: Vec<Metrics>,
     load: Option<crate::host_load::RunLoad>,
-    stall: Option<crate::host_stall::RunStall>,
+    stall: Option<blklab_host::stall::RunStall>,
 }
 
 impl OneRun {
@@ -529,10 +529,10 @@ pub fn measure_raw(
     env: &HostEnv,
     dev: &Path,
     seconds: u32,
-) -> Result<(RawSpeed, Option<crate::host_stall::RunStall>), HostError> {
+) -> Result<(RawSpeed, Option<blklab_host::stall::RunStall>), HostError> {
     let mut args = fio_args(&crate::loop_device::raw_fio_options(seconds))?;
     args.push(format!("--filename={}", dev.display()));
-    let probe = crate::host_stall::StallProbe::start();
+    let probe = blklab_host::stall::StallProbe::start();
     let c = spawn_fio(env, None, &args);
     let out = c
         .map_err(HostError::Failed)
@@ -552,7 +552,7 @@ fn measure_raw_unstalled(
     seconds: u32,
 ) -> Result<(RawSpeed, Option<String>), HostError> {
     const RAW_TRIES: usize = 3;
-    let mut tries: Vec<(RawSpeed, Option<crate::host_stall::RunStall>)> = Vec::new();
+    let mut tries: Vec<(RawSpeed, Option<blklab_host::stall::RunStall>)> = Vec::new();
     for _ in 0..RAW_TRIES {
         if interrupted() {
             return Err(HostError::Interrupted);
@@ -630,7 +630,7 @@ pub fn run(
             return Err(HostError::Interrupted);
         }
         let before = crate::host_load::read_proc_stat();
-        let probe = crate::host_stall::StallProbe::start();
+        let probe = blklab_host::stall::StallProbe::start();
         if let Some(e) = &probe.unpinned {
             unpinned.get_or_insert(e.clone());
         }
@@ -688,7 +688,7 @@ pub fn run(
     }
     let stalls: Vec<_> = all.iter().map(|r| r.stall).collect();
     let clean = all.iter().any(|r| !r.stalled());
-    notes.push(crate::host_stall::note(&stalls, !clean));
+    notes.push(blklab_host::stall::note(&stalls, !clean));
     if let Some(e) = unpinned {
         notes.push(format!(
             "host stalls: a probe thread could not be pinned ({e})"

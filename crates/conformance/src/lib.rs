@@ -14,7 +14,6 @@ pub mod env;
 pub mod fio_costs;
 pub mod host;
 pub mod host_load;
-pub mod host_stall;
 pub mod loop_device;
 pub mod metrics;
 pub mod other_costs;

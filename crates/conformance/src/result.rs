@@ -39,7 +39,7 @@ pub enum Status {
     /// Setup or fio failed.
     Error(String),
     /// Ran, and some judged metric is out of tolerance (`bad`), but every
-    /// real run saw this host stall (`why`, crate::host_stall): the real
+    /// real run saw this host stall (`why`, blklab_host::stall): the real
     /// figures show the stall, so the case is not judged here.
     HostStalled { why: String, bad: Vec<String> },
 }

@@ -156,7 +156,7 @@ fn conformance_capped_cases_are_reported() {
                     // lower bound stays tight: the cap must be reached; the
                     // upper one still catches a cap that does not bind
                     // (the loop device alone does ~40k IOPS here).
-                    // A host that stalled in every run (crate::host_stall)
+                    // A host that stalled in every run (blklab_host::stall)
                     // did not keep the cap busy: its real sum is printed.
                     match &r.stalled {
                         None => assert!((1900.0..2300.0).contains(&real), "real sum {real}"),

@@ -357,8 +357,14 @@ mod tests {
         assert_eq!(t.claim(5), PlaceClaim::Present);
         assert_eq!(t.claim(7), PlaceClaim::Stored { crowded: false });
         // a place homed in the last slot wraps to slot 0's neighbours
-        assert_eq!(t.claim(CHUNK_BITS - 1), PlaceClaim::Stored { crowded: false });
-        assert_eq!(t.claim(CHUNK_BITS - 2), PlaceClaim::Stored { crowded: false });
+        assert_eq!(
+            t.claim(CHUNK_BITS - 1),
+            PlaceClaim::Stored { crowded: false }
+        );
+        assert_eq!(
+            t.claim(CHUNK_BITS - 2),
+            PlaceClaim::Stored { crowded: false }
+        );
         assert_eq!(t.claim(CHUNK_BITS - 1), PlaceClaim::Present);
         assert_eq!(t.word(0), 1 << 5 | 1 << 7);
         assert_eq!(t.word(CHUNK_BITS - 64), 3 << 62);
@@ -385,7 +391,16 @@ mod tests {
             [0u16, 0x1234, 0xffff, 0x9234, 0x1235, 0x0234, 0x1234, 7],
             [0xffff; WIDE],
             [1, 2, 3, 4, 5, 6, 7, 0x7fff],
-            [0x7fff, 0x1234 ^ 0x8000, 0xfffe, 0x12, 0x34, 0x3412, 0, 0xffff],
+            [
+                0x7fff,
+                0x1234 ^ 0x8000,
+                0xfffe,
+                0x12,
+                0x34,
+                0x3412,
+                0,
+                0xffff,
+            ],
         ] {
             let got = stop_lanes(&slots, place);
             for (i, &v) in slots.iter().enumerate() {
