@@ -129,10 +129,30 @@ struct Runner<'a> {
     env: FioEnv<'a>,
     pb: ProgressBar,
     done_s: u64,
+    /// One line per fio run that was repeated because this host stalled
+    /// during it (blklab_host::stall), for the report.
+    stalls: Vec<String>,
 }
 
+/// A fio run during which this host stalled (a nice-0 thread woke more
+/// than `blklab_host::stall::STALL_MS` late: a CPU descheduled or hogged)
+/// measures the stall, not the device: it is run again, at most this many
+/// times in all; the last run is kept when every one stalled.
+const STALL_TRIES: usize = 3;
+
 impl Runner<'_> {
+    /// `j` measured: run again while the host stalls (`STALL_TRIES`).
     fn run(&mut self, j: &Job) -> Result<fio_run::FioResult> {
+        self.run_tries(j, STALL_TRIES)
+    }
+
+    /// `j` run once whatever the host does (the precondition: it writes
+    /// the data, its figures are not used).
+    fn run_once(&mut self, j: &Job) -> Result<fio_run::FioResult> {
+        self.run_tries(j, 1)
+    }
+
+    fn run_tries(&mut self, j: &Job, n_tries: usize) -> Result<fio_run::FioResult> {
         if interrupted() {
             return Err(CalError::Interrupted(format!(
                 "{}: before fio run {}",
@@ -144,9 +164,29 @@ impl Runner<'_> {
         let base = self.done_s;
         let pb = self.pb.clone();
         let cap = j.runtime_s as f64;
-        let r = run_fio(&self.env, &j.id, &j.args, j.runtime_s, &|t: f64| {
-            pb.set_position(base + t.min(cap) as u64)
+        let tries = blklab_host::stall::until_unstalled(n_tries, || {
+            run_fio(&self.env, &j.id, &j.args, j.runtime_s, &|t: f64| {
+                pb.set_position(base + t.min(cap) as u64)
+            })
         })?;
+        if n_tries > 1 && (tries.stalls.len() > 1 || !tries.clean()) {
+            let late: Vec<String> = tries
+                .stalls
+                .iter()
+                .map(|s| s.map_or("-".into(), |s| format!("{:.0}", s.max_late_ms)))
+                .collect();
+            self.stalls.push(format!(
+                "{}: the host stalled (latest wake-ups {} ms); {}",
+                j.id,
+                late.join(", "),
+                if tries.clean() {
+                    "run again until a run was free of stalls"
+                } else {
+                    "every run stalled: the last is used, its figures include the stalls"
+                }
+            ));
+        }
+        let r = tries.value;
         self.done_s += j.runtime_s as u64 + 1;
         self.pb.set_position(self.done_s);
         Ok(r)
@@ -278,10 +318,11 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         },
         pb: progress(budget as u64),
         done_s: 0,
+        stalls: Vec::new(),
     };
     if let Some(p) = &pre {
         let t = Instant::now();
-        runner.run(p).inspect_err(|_| runner.pb.abandon())?;
+        runner.run_once(p).inspect_err(|_| runner.pb.abandon())?;
         report.push_str(&format!(
             "# preconditioned: the first {} MiB written once in {:.1} s before measuring (measurement and validation read written data)\n",
             span >> 20,
@@ -381,6 +422,9 @@ pub fn calibrate(o: &Options) -> Result<Outcome> {
         None => (None, Vec::new()),
     };
     runner.pb.finish_and_clear();
+    for n in &runner.stalls {
+        report.push_str(&format!("# {n}\n"));
+    }
     drop(runner);
     res.release();
     if !res.problems.is_empty() {

@@ -47,7 +47,8 @@ pub mod exit {
     pub const MISMATCH: u8 = 3;
     /// The host cannot run any case (not root, no fio, no loop, no io controller).
     pub const HOST_UNSUITABLE: u8 = 4;
-    /// Nothing failed, but some selected cases are not runnable on this host.
+    /// Nothing failed, but some selected cases are not runnable on this host
+    /// (or could not be judged: the host stalled in every real run).
     pub const NOT_RUNNABLE: u8 = 5;
     /// Interrupted by a signal: 128 + the signal number (130 for SIGINT).
     pub const INTERRUPTED_BASE: u8 = 128;
@@ -215,10 +216,11 @@ pub fn conclude(
             let mut bad = judge(case, &jobs);
             bad.extend(share.as_ref().and_then(share::ShareResult::complaint));
             bad.extend(period_complaint(case, qos.as_ref()));
-            if bad.is_empty() {
-                Status::Pass
-            } else {
-                Status::Fail(bad)
+            let stalled = real_runs.as_ref().and_then(|r| r.stalled.clone());
+            match (bad.is_empty(), stalled) {
+                (true, _) => Status::Pass,
+                (false, None) => Status::Fail(bad),
+                (false, Some(why)) => Status::HostStalled { why, bad },
             }
         }
     };
@@ -244,6 +246,7 @@ pub fn conclude(
         raw,
         qos,
         share,
+        stalled: real_runs.as_ref().and_then(|r| r.stalled.clone()),
     }
 }
 
@@ -293,10 +296,12 @@ pub fn exit_status(results: &[CaseResult]) -> u8 {
         exit::MISMATCH
     } else if results.iter().any(|r| matches!(r.status, Status::Error(_))) {
         exit::ERROR
-    } else if results
-        .iter()
-        .any(|r| matches!(r.status, Status::NotRunnable(_)))
-    {
+    } else if results.iter().any(|r| {
+        matches!(
+            r.status,
+            Status::NotRunnable(_) | Status::HostStalled { .. }
+        )
+    }) {
         exit::NOT_RUNNABLE
     } else {
         exit::OK

@@ -118,6 +118,9 @@ pub fn case_text(r: &CaseResult) -> String {
         Status::Error(e) => {
             let _ = writeln!(s, "   error: {e}");
         }
+        Status::HostStalled { why, .. } => {
+            let _ = writeln!(s, "   not judged: {why}");
+        }
         _ => {}
     }
     if let Some(d) = &r.device {
@@ -175,7 +178,7 @@ pub fn case_text(r: &CaseResult) -> String {
     if let Some(sh) = &r.share {
         s.push_str(&sh.text("   "));
     }
-    if let Status::Fail(bad) = &r.status {
+    if let Status::Fail(bad) | Status::HostStalled { bad, .. } = &r.status {
         for b in bad {
             let _ = writeln!(s, "   out of tolerance: {b}");
         }
@@ -298,8 +301,14 @@ pub fn markdown(results: &[CaseResult], header: &str, raw: &RawSpeed, repeat: u3
     }
     let mut reasons: Vec<(String, String)> = Vec::new();
     for r in results {
-        if let Status::NotRunnable(why) | Status::Error(why) = &r.status {
-            reasons.push((r.case.name.clone(), why.clone()));
+        match &r.status {
+            Status::NotRunnable(why) | Status::Error(why) => {
+                reasons.push((r.case.name.clone(), why.clone()))
+            }
+            Status::HostStalled { why, .. } => {
+                reasons.push((r.case.name.clone(), format!("not judged: {why}")))
+            }
+            _ => {}
         }
     }
     if !reasons.is_empty() {

@@ -38,6 +38,10 @@ pub enum Status {
     SimOnly,
     /// Setup or fio failed.
     Error(String),
+    /// Ran, and some judged metric is out of tolerance (`bad`), but every
+    /// real run saw this host stall (`why`, blklab_host::stall): the real
+    /// figures show the stall, so the case is not judged here.
+    HostStalled { why: String, bad: Vec<String> },
 }
 
 impl Status {
@@ -48,6 +52,7 @@ impl Status {
             Status::NotRunnable(_) => "NOT RUNNABLE HERE",
             Status::SimOnly => "SIM ONLY",
             Status::Error(_) => "ERROR",
+            Status::HostStalled { .. } => "NOT JUDGED (HOST STALLED)",
         }
     }
 }
@@ -77,4 +82,7 @@ pub struct CaseResult {
     pub qos: Option<crate::qos_loop::QosLoop>,
     /// The share of one group's I/Os on both sides, for cases that judge it.
     pub share: Option<crate::share::ShareResult>,
+    /// Why the real figures are from stalled runs only (None: at least one
+    /// real run was free of host stalls, or there is no real side).
+    pub stalled: Option<String>,
 }

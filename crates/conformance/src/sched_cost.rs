@@ -79,6 +79,7 @@ mod tests {
             raw: RawSpeed::default(),
             qos: None,
             share: None,
+            stalled: None,
         }
     }
 

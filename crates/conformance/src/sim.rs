@@ -89,6 +89,10 @@ pub struct SimChoices {
     /// The scenario's `[host] kblockd_ns` (with cpus > 0): a kblockd queue
     /// run's CPU time (`--sim-kblockd`; 0 = the default).
     pub kblockd_ns: u64,
+    /// The scenario's `[host] kthrotld` (with cpus > 0): blk-throttle's
+    /// held bios leave through its dispatch work's kworker
+    /// (`--sim-kthrotld`; off by default).
+    pub kthrotld: bool,
     /// The scenario's `[host] waker_ns` (with cpus > 0): the waker's side
     /// of a wake-up made from a task's context (`--sim-waker`; the guest
     /// expression's default `sim_request::GUEST_WAKER_NS`).
@@ -275,6 +279,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
         if dev.sim.kblockd_ns > 0 {
             let _ = writeln!(s, "kblockd_ns = {}", dev.sim.kblockd_ns);
+        }
+        if dev.sim.kthrotld {
+            let _ = writeln!(s, "kthrotld = true");
         }
         if dev.sim.waker_ns > 0 {
             let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
@@ -571,6 +578,7 @@ mod tests {
                 loop_as: LoopAs::Nullb,
                 wakeup_preempt: false,
                 kblockd_ns: 0,
+                kthrotld: false,
                 waker_ns: 0,
                 submit_return_ns: 0,
                 tag_retry_ns: 0,

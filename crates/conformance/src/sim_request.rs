@@ -99,6 +99,8 @@ pub struct SimRequest {
     pub wakeup_preempt: Option<bool>,
     /// `--sim-kblockd` (0 = none, on every side).
     pub kblockd_ns: u64,
+    /// `--sim-kthrotld` (off on every side).
+    pub kthrotld: bool,
     /// `--sim-waker`.
     pub waker_ns: Option<u64>,
     /// `--sim-submit-wake` (0, the default: every submit call costs the
@@ -148,6 +150,12 @@ impl SimRequest {
                         .into(),
                 );
             }
+            if self.kthrotld {
+                return Err(
+                    "--sim-kthrotld needs --sim-cpus > 0 (the free host has no CPU for kthrotld)"
+                        .into(),
+                );
+            }
             if self.sched_features != SchedFeatures::default() {
                 return Err(
                     "--sim-sched-features needs --sim-cpus > 0 (the free host has no scheduler)"
@@ -178,6 +186,7 @@ impl SimRequest {
             loop_as,
             wakeup_preempt,
             kblockd_ns: self.kblockd_ns,
+            kthrotld: self.kthrotld,
             waker_ns,
             submit_return_ns: if guest_machine {
                 GUEST_SUBMIT_RETURN_NS
@@ -227,10 +236,15 @@ impl SimChoices {
             );
         }
         format!(
-            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}",
+            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}{}",
             self.cpus,
             loop_words(self.loop_as),
-            if self.wakeup_preempt { "on" } else { "off" }
+            if self.wakeup_preempt { "on" } else { "off" },
+            if self.kthrotld {
+                ", blk-throttle's release through kthrotld"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -284,6 +298,16 @@ mod tests {
         assert_eq!(guest.submit_return_ns, GUEST_SUBMIT_RETURN_NS);
         assert_eq!(guest.tag_retry_ns, GUEST_TAG_RETRY_NS);
         assert_eq!(guest.submit_wake_ns, 0, "an experiment, off by default");
+        assert!(!guest.kthrotld, "an experiment, off by default");
+        let kthrotld_on_free_host = SimRequest {
+            cpus: Some(0),
+            kthrotld: true,
+            ..SimRequest::default()
+        };
+        assert!(kthrotld_on_free_host
+            .for_side(RealSide::Qemu)
+            .unwrap_err()
+            .contains("--sim-kthrotld needs --sim-cpus > 0"));
         let no_waker = SimRequest {
             waker_ns: Some(0),
             ..SimRequest::default()

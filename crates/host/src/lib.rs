@@ -14,6 +14,7 @@ pub mod error;
 pub mod events;
 pub mod record;
 pub mod resources;
+pub mod stall;
 pub mod top;
 pub mod tracefs;
 

@@ -112,8 +112,29 @@ fn current_kernel_matches_the_real_one() {
         held as f64 / n as f64
     };
 
-    // the real kernel
-    let job = real_run();
+    // The real kernel, run again while this host stalls (a CPU of the VM
+    // descheduled for 0.1-3 s when the machine is busy: fio misses
+    // hundreds of its 10 ms periods and the IOPS fall below the limit,
+    // which no kernel behaviour explains; blklab_host::stall). If every
+    // run stalled, only the simulator's side and the bounds a stall cannot
+    // break are checked.
+    let tries = blklab_host::stall::until_unstalled(3, || Ok::<_, ()>(real_run())).unwrap();
+    let stalled = !tries.clean();
+    let late: Vec<String> = tries
+        .stalls
+        .iter()
+        .map(|s| s.map_or("-".into(), |s| format!("{:.1}", s.max_late_ms)))
+        .collect();
+    eprintln!(
+        "host stalls, latest wake-up per run: {} ms{}",
+        late.join(", "),
+        if stalled {
+            " (every run stalled: the rate and latencies are not judged)"
+        } else {
+            ""
+        }
+    );
+    let job = tries.value;
     let r = &job["read"];
     let c = &r["clat_ns"];
     let ms = |v: &serde_json::Value| v.as_f64().unwrap() / 1e6;
@@ -135,6 +156,17 @@ fn current_kernel_matches_the_real_one() {
          | sim | {:.2} | {:.3} | {p50_sim:.3} | {:.3} | {:.3} | {:.3} | {held_sim:.3} |",
         sim.iops, sim.clat_ms, sim.p90, sim.p99, sim.clat_max_ms
     );
+    // the simulator paces at the limit, and its mechanism shows
+    assert!((sim.iops - 100.0).abs() <= 1.0, "sim IOPS {}", sim.iops);
+    assert!(
+        held_sim > 0.05 && p50_sim < 0.2,
+        "held {held_sim}, p50 {p50_sim}"
+    );
+    // a stalled host never passes the limit either
+    assert!(iops <= sim.iops + 1.5, "IOPS {iops} vs {}", sim.iops);
+    if stalled {
+        return;
+    }
     // same rate: the limit, to within fio's rounding (real 99.99-100.04)
     assert!(
         (iops - sim.iops).abs() <= 1.5,

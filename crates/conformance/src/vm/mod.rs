@@ -420,6 +420,9 @@ fn guest_runs(
             )],
             qos,
             io_stat,
+            // the guest's clock is its instruction count (icount): a
+            // host stall delays the run, it does not show in it
+            stalled: None,
         },
         rotational,
     ))

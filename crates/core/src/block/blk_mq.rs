@@ -73,18 +73,30 @@ pub(crate) trait BlkMq: BlkHost {
             st.throttle_armed.0 = None;
         }
         let mut released = std::mem::take(&mut b.released);
-        {
+        let work_queued = {
             let (mut ctx, st) = b.ctx_parts(now, dev);
             st.throttle.timer(&mut ctx, &mut released);
-        }
+            st.throttle.take_work_queued()
+        };
         self.rearm_throttle(dev);
+        let ids: Vec<BioId> = released.drain(..).collect();
+        self.blk().released = released;
+        self.throttle_issue(ids);
+        // a host with CPUs issues them from kthrotld (machine/kthrotld.rs)
+        if work_queued {
+            self.kthrotld_queue_work(dev);
+        }
+    }
+
+    /// The bios blk-throttle's dispatch work takes off the device level
+    /// (`blk_throtl_dispatch_work_fn`) go on: `submit_bio_noacct_nocheck`.
+    fn throttle_issue(&mut self, ids: Vec<BioId>) {
+        let now = self.now();
         let b = self.blk();
-        for &id in &released {
+        for &id in &ids {
             b.bios.get_mut(id).flags.throttled = true;
             probe_throtl(b, now, id, true);
         }
-        let ids: Vec<BioId> = released.drain(..).collect();
-        b.released = released;
         for id in ids {
             self.bio_queue(id);
         }

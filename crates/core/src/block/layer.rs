@@ -226,6 +226,11 @@ pub(crate) trait BlkHost {
     /// asynchronous run of `dev`'s hardware queue on kblockd (only where
     /// [`BlkHost::runs_on_kblockd`]).
     fn kblockd_run_work(&mut self, dev: DevId);
+    /// `queue_work(kthrotld_workqueue, &td->dispatch_work)`: blk-throttle's
+    /// timer moved bios to `dev`'s device level, where they wait for the
+    /// host's work item (machine/kthrotld.rs; only where the throttle was
+    /// told [`crate::block::throttle::Throttle::issue_by_work`]).
+    fn kthrotld_queue_work(&mut self, dev: DevId);
     /// `need_resched()` in the context of the task that submitted for
     /// `submitter` (job tasks only; false on the free host): a kernel
     /// thread woken meanwhile will preempt it.

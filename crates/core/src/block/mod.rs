@@ -20,6 +20,7 @@ pub mod iolatency;
 pub mod ioprio;
 pub mod iotrack;
 pub(crate) mod kblockd;
+pub(crate) mod kthrotld;
 pub mod request;
 pub mod rq_qos;
 pub mod rq_wait;

@@ -43,9 +43,19 @@ impl Kernel {
     /// here: a host with CPUs, switch `blk_mq.insert_run = kblockd`, and an
     /// I/O scheduler (without one, `blk_mq_submit_bio` issues directly in
     /// the submitter's context, `blk_mq_try_issue_directly`).
+    ///
+    /// Asked at every request's insertion: the host's test is inlined into
+    /// the caller, the switch and the scheduler's name are read out of line
+    /// (the free host never reads them).
+    #[inline]
     pub(crate) fn runs_on_kblockd(&self, dev: DevId) -> bool {
-        self.cpus.enabled()
-            && self.blk.switches.is("blk_mq.insert_run", "kblockd")
+        self.cpus.enabled() && self.kblockd_inserts(dev)
+    }
+
+    /// The rest of [`Self::runs_on_kblockd`] on a host with CPUs.
+    #[inline(never)]
+    fn kblockd_inserts(&self, dev: DevId) -> bool {
+        self.blk.switches.is("blk_mq.insert_run", "kblockd")
             && self.blk.devs[dev as usize].st.elv.name() != "none"
     }
 
@@ -64,12 +74,11 @@ impl Kernel {
         let w = match self.kblockd.by_dev.get(&dev) {
             Some(w) => *w,
             None => {
-                let task = self.cpus.add_task(crate::sim::eevdf::NICE_M20_WEIGHT);
-                self.kblockd.by_task.insert(task, dev);
-                self.blk.trace.name_task(
-                    task,
+                let task = self.add_kworker(
+                    crate::sim::eevdf::NICE_M20_WEIGHT,
                     crate::sim::sched_tracepoints::TaskName::kblockd(dev as u32),
                 );
+                self.kblockd.by_task.insert(task, dev);
                 let w = RunWork {
                     task,
                     queued: false,

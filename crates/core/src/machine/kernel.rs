@@ -26,6 +26,8 @@ pub(crate) struct Kernel {
     pub loop_workers: crate::drivers::loop_worker::LoopWorkers,
     /// The devices' kblockd queue runs (`machine::kblockd`).
     pub kblockd: crate::block::kblockd::Kblockd,
+    /// The devices' blk-throttle dispatch work (`machine::kthrotld`).
+    pub kthrotld: crate::block::kthrotld::Kthrotld,
     pub blk: BlockLayer,
     /// The page cache, when a task does buffered I/O or maps a file.
     pub pc: Option<Box<PcSys>>,
@@ -113,12 +115,17 @@ impl BlkHost for Running<'_> {
         self.loop_worker_queue(dev, rid);
     }
 
+    #[inline]
     fn runs_on_kblockd(&self, dev: DevId) -> bool {
         self.k.runs_on_kblockd(dev)
     }
 
     fn kblockd_run_work(&mut self, dev: DevId) {
         self.k.kblockd_queue(dev)
+    }
+
+    fn kthrotld_queue_work(&mut self, dev: DevId) {
+        self.k.kthrotld_queue(dev)
     }
 
     fn submitter_must_resched(&self, submitter: crate::block::request::Submitter) -> bool {

@@ -267,9 +267,10 @@ impl Running<'_> {
 
 impl Kernel {
     /// Task `t` was given a CPU and its first burst ends at `end`: a job's
-    /// wake-up is due then, a loop kworker's, or a kblockd run.
+    /// wake-up is due then, a loop kworker's, a kblockd run, or a kthrotld
+    /// kworker's wake-up.
     pub(crate) fn task_runs(&mut self, tasks: &mut dyn Tasks, t: TaskId, end: Ns) {
-        if super::kblockd::task_runs(self, t, end) {
+        if super::kblockd::task_runs(self, t, end) || super::kthrotld::task_runs(self, t, end) {
             return;
         }
         match self.loop_workers.of_task(t) {

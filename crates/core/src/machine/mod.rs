@@ -6,6 +6,7 @@
 mod config;
 pub(crate) mod kblockd;
 pub(crate) mod kernel;
+mod kthrotld;
 mod loop_worker;
 mod phases;
 mod sched;
@@ -88,13 +89,17 @@ impl Sim {
                 elv.set_tunable(k, v).map_err(dev_err)?;
             }
             let min_shallow_depth = elv.min_shallow_depth();
-            let throttle =
+            let mut throttle =
                 crate::block::throttle::Throttle::new(&d.info, &cfg.cgroups, cfg.hz, &cfg.switches)
                     .map_err(|(cg, e)| SetupError::Cgroup {
                         cgroup: cfg.cgroups.get(cg).path.clone(),
                         file: "io.max".into(),
                         msg: e.to_string(),
                     })?;
+            // held bios leave through a kworker (machine/kthrotld.rs)
+            if cfg.cpu.cpus.nr > 0 && cfg.cpu.cpus.kthrotld {
+                throttle.issue_by_work();
+            }
             // The rq_qos chain in the kernel's order. `rq_qos_add` puts a
             // policy at the head of the chain, so the chain runs in reverse
             // order of set-up: blk-wbt is added when the disk is registered
@@ -248,6 +253,7 @@ impl Sim {
                 ),
                 loop_workers: Default::default(),
                 kblockd: Default::default(),
+                kthrotld: Default::default(),
                 tag_resume: Default::default(),
                 blk: BlockLayer {
                     hz: cfg.hz,
@@ -509,6 +515,7 @@ impl Sim {
             Ev::IrqDone(d, r) => k.with(wl).complete_request(d, r),
             Ev::LoopWork(w) => k.with(wl).loop_work(w),
             Ev::Kblockd(d) => k.with(wl).kblockd_work(d),
+            Ev::Kthrotld(d) => k.with(wl).kthrotld_event(d),
             Ev::PhaseEnd => self.phase_end(),
             Ev::PhaseStart => self.phase_start(),
         }

@@ -26,6 +26,18 @@ impl Kernel {
         }
     }
 
+    /// A new kernel thread of weight `weight` (a kworker), named `name`
+    /// in the scheduler's trace.
+    pub(crate) fn add_kworker(
+        &mut self,
+        weight: u64,
+        name: crate::sim::sched_tracepoints::TaskName,
+    ) -> TaskId {
+        let task = self.cpus.add_task(weight);
+        self.blk.trace.name_task(task, name);
+        task
+    }
+
     /// `Cpus::wake` now, traced.
     pub(crate) fn cpu_wake(&mut self, t: TaskId, burst_ns: Ns) -> Woken {
         let w = self.cpus.wake(t, self.clk.now, burst_ns);
@@ -93,6 +105,7 @@ pub(super) fn context(k: &Kernel, ev: Ev) -> Option<TaskId> {
             .get(w as usize)
             .and_then(|kw| kw.task),
         Ev::Kblockd(d) => k.kblockd.by_dev.get(&d).map(|w| w.task),
+        Ev::Kthrotld(d) => k.kthrotld.context_of(d),
         _ => None,
     }
 }

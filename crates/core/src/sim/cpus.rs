@@ -73,6 +73,12 @@ pub struct HostCpus {
     /// scheduler's dispatch and the driver's `queue_rq`), beside the
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
+    /// Held bios leave through blk-throttle's dispatch work on a kworker
+    /// (machine/kthrotld.rs), as in the kernel; off: in the timer call
+    /// (default; docs/fidelity/throttle.md, "kthrotld", says why).
+    pub kthrotld: bool,
+    /// With `kthrotld`, that kworker's CPU per bio it issues, beside `wake_ns`.
+    pub throtl_dispatch_ns_per_bio: Ns,
     /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
     /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).
     pub fair: FairModel,
@@ -142,6 +148,7 @@ impl HostCpus {
             wake_ns: DEFAULT_WAKE_NS,
             timer_ns: DEFAULT_TIMER_NS,
             submit_return_ns: DEFAULT_SUBMIT_RETURN_NS,
+            throtl_dispatch_ns_per_bio: DEFAULT_THROTL_DISPATCH_NS_PER_BIO,
             ..HostCpus::default()
         }
     }
@@ -165,6 +172,10 @@ pub const DEFAULT_IRQ_NS: Ns = 3_000;
 /// switches, two pipe calls), and a woken fio task was switched in 2.7 µs
 /// (median) after its `sched_wakeup` (docs/fidelity/cpus.md).
 pub const DEFAULT_WAKE_NS: Ns = 3_000;
+/// Default `throtl_dispatch_ns_per_bio`: the 6.1 guest's
+/// `blk_throtl_dispatch_work_fn` issued 128 held bios in 330 µs, plug
+/// flushes included (docs/fidelity/throttle.md, "kthrotld").
+pub const DEFAULT_THROTL_DISPATCH_NS_PER_BIO: Ns = 2_600;
 /// Default kernel timer softirq, ns: the TIMER softirq traced as above took
 /// 4.8 µs at the median and 1.6 µs at p10, for whatever timers expired
 /// together; one timer function is taken as 2 µs (docs/fidelity/cpus.md).

@@ -59,6 +59,10 @@ pub enum Ev {
     /// A device's kblockd kworker is done with its queue run's cost: the
     /// queue is run (`blk_mq_run_work_fn`; machine/kblockd.rs).
     Kblockd(DevId),
+    /// A device's kthrotld kworker is due: its deferred wake-up at the
+    /// end of the timer tick, or the end of a burst of its dispatch work
+    /// (`blk_throtl_dispatch_work_fn`; machine/kthrotld.rs).
+    Kthrotld(DevId),
     /// The jobs of the current run phase have all ended (machine/phases.rs).
     PhaseEnd,
     /// The next run phase's jobs start (machine/phases.rs).

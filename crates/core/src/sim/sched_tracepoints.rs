@@ -14,7 +14,8 @@
 //! loop pool's kworker `k` is `kworker/u2:k` (the unbound pool of a
 //! one-node machine) with pid [`LOOP_KWORKER_PID_BASE`] + `k`, device `d`'s
 //! kblockd kworker `kworker/0:1H` (nice −20) with pid
-//! [`KBLOCKD_PID_BASE`] + `d`.
+//! [`KBLOCKD_PID_BASE`] + `d`, its blk-throttle dispatch work's kworker
+//! `kworker/0:1` (nice 0) with pid [`KTHROTLD_PID_BASE`] + `d`.
 //!
 //! Simplified (docs/fidelity/cpus.md, "The scheduler's trace"): an event
 //! that is not a switch is printed in the context of the task holding
@@ -35,6 +36,8 @@ pub const FIO_PID_BASE: u32 = 1000;
 pub const LOOP_KWORKER_PID_BASE: u32 = 100;
 /// Device `d`'s kblockd kworker has this pid plus `d`.
 pub const KBLOCKD_PID_BASE: u32 = 600;
+/// Device `d`'s kthrotld kworker has this pid plus `d`.
+pub const KTHROTLD_PID_BASE: u32 = 700;
 
 /// How a task left its CPU: `sched_switch`'s `prev_state`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +107,15 @@ impl TaskName {
             comm: "kworker/0:1H".into(),
             pid: KBLOCKD_PID_BASE + dev,
             prio: 100,
+        }
+    }
+    /// The kworker running device `dev`'s blk-throttle dispatch work (the
+    /// kthrotld workqueue is per-CPU, not highpri: CPU 0's nice-0 pool).
+    pub fn kthrotld(dev: u32) -> TaskName {
+        TaskName {
+            comm: "kworker/0:1".into(),
+            pid: KTHROTLD_PID_BASE + dev,
+            prio: 120,
         }
     }
 }

@@ -40,6 +40,12 @@ pub(super) struct RawHost {
     stall_dist: Option<Spanned<toml::Value>>,
     /// A kblockd queue run's own CPU time (machine/kblockd.rs; default 0).
     kblockd_ns: Option<Spanned<toml::Value>>,
+    /// blk-throttle's held bios leave through its dispatch work item on a
+    /// kworker (machine/kthrotld.rs), not in the timer call (default false).
+    kthrotld: Option<Spanned<toml::Value>>,
+    /// That work item's CPU time per bio it issues (only with `kthrotld`;
+    /// default `blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO`).
+    throtl_dispatch_ns_per_bio: Option<Spanned<toml::Value>>,
     /// The waker's side of a wake-up made from a task's context
     /// (`HostCpus::waker_ns`; default 0).
     waker_ns: Option<Spanned<toml::Value>>,
@@ -68,6 +74,21 @@ impl Builder<'_> {
                 &v.span(),
                 format!("host.{key} = {other}: expected a non-negative integer"),
             ),
+        }
+    }
+
+    /// A `[host]` switch: false unless set to true; anything but a boolean
+    /// is a located error.
+    fn host_bool(&mut self, key: &str, v: &Option<Spanned<toml::Value>>) -> bool {
+        match v.as_ref().map(|v| (v, v.get_ref())) {
+            None => false,
+            Some((_, toml::Value::Boolean(b))) => *b,
+            Some((v, other)) => self
+                .err(
+                    &v.span(),
+                    format!("host.{key} = {other}: expected true or false"),
+                )
+                .unwrap_or(false),
         }
     }
 
@@ -244,6 +265,11 @@ impl Builder<'_> {
             timer_ns: self.host_cost("timer_ns", &h.timer_ns, m.timer_ns),
             timer_tail_ns: self.host_cost("timer_tail_ns", &h.timer_tail_ns, 0),
             kblockd_ns: self.host_cost("kblockd_ns", &h.kblockd_ns, 0),
+            throtl_dispatch_ns_per_bio: self.host_cost(
+                "throtl_dispatch_ns_per_bio",
+                &h.throtl_dispatch_ns_per_bio,
+                m.throtl_dispatch_ns_per_bio,
+            ),
             waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
             tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
             submit_return_ns,
@@ -252,18 +278,8 @@ impl Builder<'_> {
             } else {
                 0
             },
-            wakeup_preempt: match &h.wakeup_preempt {
-                None => false,
-                Some(v) => match v.get_ref() {
-                    toml::Value::Boolean(b) => *b,
-                    other => self
-                        .err(
-                            &v.span(),
-                            format!("host.wakeup_preempt = {other}: expected true or false"),
-                        )
-                        .unwrap_or(false),
-                },
-            },
+            wakeup_preempt: self.host_bool("wakeup_preempt", &h.wakeup_preempt),
+            kthrotld: self.host_bool("kthrotld", &h.kthrotld),
             features: match &h.sched_features {
                 None => SchedFeatures::default(),
                 Some(v) => {
@@ -287,6 +303,14 @@ impl Builder<'_> {
             }, // from the run's switch sched.fair and hz (machine/mod.rs)
             ..HostCpus::default()
         };
+        if let (Some(v), true) = (&h.throtl_dispatch_ns_per_bio, nr > 0 && !cpus.kthrotld) {
+            self.err::<()>(
+                &v.span(),
+                "host.throtl_dispatch_ns_per_bio needs kthrotld = true (without it the held bios \
+                 leave in the timer call, costing no kworker anything)"
+                    .to_string(),
+            );
+        }
         if nr == 0 {
             // the free host has no CPUs to charge: a cost there would be ignored
             for (key, v) in [
@@ -302,6 +326,8 @@ impl Builder<'_> {
                 ("stall_ns", &h.stall_ns),
                 ("stall_dist", &h.stall_dist),
                 ("kblockd_ns", &h.kblockd_ns),
+                ("kthrotld", &h.kthrotld),
+                ("throtl_dispatch_ns_per_bio", &h.throtl_dispatch_ns_per_bio),
                 ("waker_ns", &h.waker_ns),
                 ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
@@ -374,6 +400,16 @@ mod tests {
         assert_eq!(c.cpus.kblockd_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nkblockd_ns = 5500\n").unwrap();
         assert_eq!(c.cpus.kblockd_ns, 5500);
+        assert_eq!(
+            c.cpus.throtl_dispatch_ns_per_bio,
+            blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO,
+            "the guests' figure unless asked for"
+        );
+        assert!(!c.cpus.kthrotld, "off unless asked for");
+        let c =
+            parse("[host]\ncpus = 1\nkthrotld = true\nthrotl_dispatch_ns_per_bio = 0\n").unwrap();
+        assert!(c.cpus.kthrotld);
+        assert_eq!(c.cpus.throtl_dispatch_ns_per_bio, 0);
         assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
@@ -530,6 +566,30 @@ mod tests {
             (
                 "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 3500\n",
                 &["t.toml:5:18", "submit_wake_ns = 3500: more than the submit call's way back (submit_return_ns 3000)"],
+            ),
+            (
+                "[host]\nthrotl_dispatch_ns_per_bio = 2600\n",
+                &["t.toml:2:30", "host.throtl_dispatch_ns_per_bio needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nkthrotld = true\nthrotl_dispatch_ns_per_bio = -5\n",
+                &[
+                    "t.toml:4:30",
+                    "host.throtl_dispatch_ns_per_bio = -5",
+                    "non-negative integer",
+                ],
+            ),
+            (
+                "[host]\ncpus = 1\nthrotl_dispatch_ns_per_bio = 2600\n",
+                &["t.toml:3:30", "throtl_dispatch_ns_per_bio needs kthrotld = true"],
+            ),
+            (
+                "[host]\ncpus = 1\nkthrotld = \"yes\"\n",
+                &["t.toml:3:12", "host.kthrotld = \"yes\": expected true or false"],
+            ),
+            (
+                "[host]\nkthrotld = true\n",
+                &["t.toml:2:12", "host.kthrotld needs cpus > 0"],
             ),
             (
                 "[host]\ncpus = 1\nkblockd_ns = -1\n",

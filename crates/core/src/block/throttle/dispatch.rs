@@ -208,7 +208,9 @@ impl Throttle {
     /// Run the pending timers due at `ctx.now` (`throtl_pending_timer_fn`);
     /// bios that reached the device level are issued by the dispatch work and
     /// pushed to `released` in issue order (reads first, then writes, each
-    /// round-robin over sources).
+    /// round-robin over sources), unless the host runs that work itself
+    /// ([`Throttle::issue_by_work`]: they stay there, and
+    /// [`Throttle::take_work_queued`] says the work was queued).
     pub fn timer(&mut self, ctx: &mut Ctx, released: &mut Vec<BioId>) {
         let j = ctx.jiffies();
         let start = released.len();
@@ -223,13 +225,7 @@ impl Throttle {
             s.spinning = false;
             self.pending_timer_fn(sq, ctx.now, j, released);
         }
-        if ctx.trace.enabled() {
-            for &id in &released[start..] {
-                ctx.trace.emit(ctx.now, "throttle:throtl_dispatch", || {
-                    format!("dev={}:{} bio={id}", self.devno.0, self.devno.1)
-                });
-            }
-        }
+        self.trace_dispatched(ctx, &released[start..]);
     }
 
     /// When the next pending timer fires (start of its jiffy), if one is armed.
@@ -635,7 +631,11 @@ impl Throttle {
                 return;
             }
             if sq == TD_SQ {
-                self.dispatch_work(released);
+                if self.issue_by_work {
+                    self.work_queued = true;
+                } else {
+                    self.dispatch_work(released);
+                }
                 return;
             }
             let cg = sq - 1;
@@ -652,10 +652,46 @@ impl Throttle {
         }
     }
 
+    /// From now on the device-level bios wait there for the host's work
+    /// item (`blk_throtl_dispatch_work_fn` on kthrotld, machine/kthrotld.rs)
+    /// instead of leaving in the timer call that moved them up.
+    pub fn issue_by_work(&mut self) {
+        self.issue_by_work = true;
+    }
+
+    /// Whether a timer moved bios to the device level since the last call
+    /// (it queued the dispatch work); clears it.
+    pub fn take_work_queued(&mut self) -> bool {
+        std::mem::take(&mut self.work_queued)
+    }
+
+    /// The work item's start (`blk_throtl_dispatch_work_fn` under the
+    /// queue lock): every bio at the device level now, in the order
+    /// [`Throttle::timer`] gives, goes to `taken`, traced as dispatched.
+    /// Bios that reach the device level later wait for the next execution.
+    pub fn dispatch_work_fn(&mut self, ctx: &mut Ctx, taken: &mut Vec<BioId>) {
+        let start = taken.len();
+        self.dispatch_work(taken);
+        self.trace_dispatched(ctx, &taken[start..]);
+    }
+
+    /// `throttle:throtl_dispatch` lines for bios leaving the throttle.
+    fn trace_dispatched(&self, ctx: &mut Ctx, ids: &[BioId]) {
+        if ctx.trace.enabled() {
+            for &id in ids {
+                ctx.trace.emit(ctx.now, "throttle:throtl_dispatch", || {
+                    format!("dev={}:{} bio={id}", self.devno.0, self.devno.1)
+                });
+            }
+        }
+    }
+
     /// `blk_throtl_dispatch_work_fn`: take every bio off the device-level
     /// queue, reads then writes, and issue them (they do not pass the
     /// throttle again). The kernel runs this from a workqueue shortly after
-    /// the timer; the engine adds that latency if it models it.
+    /// the timer: on a host with CPUs ([`Throttle::issue_by_work`]) the
+    /// host's work item calls it through [`Throttle::dispatch_work_fn`];
+    /// on the free host the timer call does, at the timer's instant.
     fn dispatch_work(&mut self, released: &mut Vec<BioId>) {
         for d in [READ, WRITE] {
             while let Some(qb) = self.pop(TD_SQ, d) {

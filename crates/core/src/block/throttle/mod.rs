@@ -266,6 +266,14 @@ pub struct Throttle {
     /// The submission path may use the gates (`gate.rs`): the current era,
     /// except in the test that compares both paths.
     shortcut: bool,
+    /// The device-level bios are issued by a work item the host runs
+    /// later (`kthrotld`, machine/kthrotld.rs: a host with CPUs), not by
+    /// the timer call that moved them there.
+    issue_by_work: bool,
+    /// A timer moved bios to the device level since the host last asked
+    /// ([`Throttle::take_work_queued`]): `queue_work(kthrotld_workqueue,
+    /// &td->dispatch_work)` was called.
+    work_queued: bool,
 }
 
 impl Throttle {
@@ -292,6 +300,8 @@ impl Throttle {
             active: false,
             jiffy: JiffyCache::default(),
             shortcut: era == Era::Current,
+            issue_by_work: false,
+            work_queued: false,
         };
         t.grow(cgroups);
         for cg in cgroups.ids() {

@@ -8,6 +8,7 @@ mod host_cpus;
 mod idle_wake;
 mod iocost_capped;
 mod kblockd;
+mod kthrotld;
 mod loop_worker;
 mod mq_deadline;
 mod pagecache;

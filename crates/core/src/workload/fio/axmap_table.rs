@@ -34,8 +34,50 @@ fn zero_lanes(x: u64) -> u64 {
     !(((x & LANE_LOW) + LANE_LOW) | x | LANE_LOW)
 }
 
+/// Slots compared at once by `claim` (`stop_lanes`).
+const WIDE: usize = 8;
+
+/// Bit `2 i` set (and, on x86_64, bit `2 i + 1`) when `slots[i]` is
+/// `place` or free (`slots` holds `WIDE` slots): eight 16-bit compares in
+/// one SSE2 instruction on x86_64, whose byte mask has two bits a slot; a
+/// loop elsewhere. The first such slot is `trailing_zeros / 2`.
+#[inline]
+fn stop_lanes(slots: &[u16], place: u32) -> u32 {
+    let slots: &[u16; WIDE] = slots.try_into().expect("WIDE slots");
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE2 is part of the x86_64 baseline; the load reads the 16
+    // bytes of `slots` (an unaligned load).
+    unsafe {
+        use std::arch::x86_64::*;
+        let v = _mm_loadu_si128(slots.as_ptr().cast());
+        let hit = _mm_or_si128(
+            _mm_cmpeq_epi16(v, _mm_set1_epi16(place as u16 as i16)),
+            _mm_cmpeq_epi16(v, _mm_set1_epi16(EMPTY as i16)),
+        );
+        _mm_movemask_epi8(hit) as u32
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    slots
+        .iter()
+        .enumerate()
+        .filter(|&(_, &v)| v == EMPTY || v as u32 == place)
+        .fold(0, |m, (i, _)| m | 1 << (2 * i))
+}
+
 /// The smallest table, in slots.
 const MIN_SLOTS: usize = 16;
+
+/// What [`BitTable::claim`] did with a place.
+#[derive(Debug, PartialEq)]
+pub(super) enum PlaceClaim {
+    /// The place was stored already: nothing changed.
+    Present,
+    /// Stored now. `crowded`: the probe passed 63 or more stored places,
+    /// so the place's word may now be full (the caller reads it).
+    Stored { crowded: bool },
+    /// Nothing changed: the caller takes the general path.
+    Declined,
+}
 
 /// The set bits of one chunk. Invariant (linear probing): every place sits
 /// in its home slot or after it, with no free slot in between (cyclically).
@@ -149,6 +191,60 @@ impl BitTable {
         }
     }
 
+    /// Store `place` unless it is stored already: the one-block I/O's mark
+    /// (axmap.rs `claim`) without building the place's whole word. The
+    /// probe of a linear-probing look-up, from the place's own home to the
+    /// place or the first free slot, eight slots at a time
+    /// (`stop_lanes`: at seven eighths full the probe runs over several
+    /// slots). Declined (nothing changed) when one
+    /// more place would need a larger table, or when the table has more
+    /// than one home per word (over 512 slots): then only the word's
+    /// general scan can tell whether the place's word became full.
+    #[inline]
+    pub(super) fn claim(&mut self, place: u32) -> PlaceClaim {
+        debug_assert!(place < CHUNK_BITS);
+        let n = self.slots.len();
+        if self.full() || n > CHUNK_BITS as usize / 64 {
+            return PlaceClaim::Declined;
+        }
+        let start = self.home(place);
+        let mut at = start;
+        while at + WIDE <= n {
+            // the place itself or a free slot, whichever comes first
+            let stop = stop_lanes(&self.slots[at..at + WIDE], place);
+            if stop != 0 {
+                return self.claim_at(place, start, at + stop.trailing_zeros() as usize / 2);
+            }
+            at += WIDE;
+        }
+        // the last slots and the wrap-around, one by one
+        let mask = n - 1;
+        loop {
+            let v = self.slots[at & mask];
+            if v == EMPTY || v as u32 == place {
+                return self.claim_at(place, start, at & mask);
+            }
+            at += 1;
+        }
+    }
+
+    /// The end of `claim`'s probe from `start`: `slot` holds the place or
+    /// is the first free slot.
+    #[inline]
+    fn claim_at(&mut self, place: u32, start: usize, slot: usize) -> PlaceClaim {
+        if self.slots[slot] != EMPTY {
+            return PlaceClaim::Present;
+        }
+        self.insert_at(place, slot);
+        // With one home per word, the word's places are the stored slots
+        // that run on from that home, all of which the probe passed: fewer
+        // than 63 of them, and the word cannot be full now.
+        let passed = slot.wrapping_sub(start) & (self.slots.len() - 1);
+        PlaceClaim::Stored {
+            crowded: passed >= 63,
+        }
+    }
+
     /// Where the scan of `word(lo)` starts (for a cache hint).
     pub(super) fn word_slot(&self, lo: u32) -> Option<*const u16> {
         self.slots.get(self.home(lo)).map(|s| s as *const u16)
@@ -246,6 +342,78 @@ mod tests {
             assert_eq!(zero_lanes(x), want, "{lanes:x?}");
         }
         assert_eq!(lane_splat(0xffc0), 0xffc0_ffc0_ffc0_ffc0);
+    }
+
+    /// `claim` finds a stored place, stores a new one where `insert`
+    /// would, flags a probe over 63 stored places, and declines a table
+    /// that must grow or has more than one home per word.
+    #[test]
+    fn claim_probes_from_the_places_home() {
+        let mut t = BitTable::new();
+        assert_eq!(t.claim(5), PlaceClaim::Declined);
+        t = t.grown();
+        // 16 slots, 2048 places per home: the probe runs on from the home
+        assert_eq!(t.claim(5), PlaceClaim::Stored { crowded: false });
+        assert_eq!(t.claim(5), PlaceClaim::Present);
+        assert_eq!(t.claim(7), PlaceClaim::Stored { crowded: false });
+        // a place homed in the last slot wraps to slot 0's neighbours
+        assert_eq!(
+            t.claim(CHUNK_BITS - 1),
+            PlaceClaim::Stored { crowded: false }
+        );
+        assert_eq!(
+            t.claim(CHUNK_BITS - 2),
+            PlaceClaim::Stored { crowded: false }
+        );
+        assert_eq!(t.claim(CHUNK_BITS - 1), PlaceClaim::Present);
+        assert_eq!(t.word(0), 1 << 5 | 1 << 7);
+        assert_eq!(t.word(CHUNK_BITS - 64), 3 << 62);
+        assert!(invariant_holds(&t));
+        // one word's 64 places in a 128-slot table (one home): the 64th
+        // probe passes 63 stored places
+        let mut t = BitTable::with_slots(128);
+        for p in 0..63 {
+            assert_eq!(t.claim(p), PlaceClaim::Stored { crowded: false });
+        }
+        assert_eq!(t.claim(63), PlaceClaim::Stored { crowded: true });
+        assert_eq!(t.word(0), !0);
+        assert!(invariant_holds(&t));
+        let mut wide = BitTable::with_slots(1024);
+        assert_eq!(wide.claim(9), PlaceClaim::Declined);
+    }
+
+    /// `stop_lanes` flags exactly the slots that hold the place or are
+    /// free, at bit `2 i`, whatever the other slots hold.
+    #[test]
+    fn stop_lanes_flags_the_place_and_the_free_slots() {
+        let place = 0x1234;
+        for slots in [
+            [0u16, 0x1234, 0xffff, 0x9234, 0x1235, 0x0234, 0x1234, 7],
+            [0xffff; WIDE],
+            [1, 2, 3, 4, 5, 6, 7, 0x7fff],
+            [
+                0x7fff,
+                0x1234 ^ 0x8000,
+                0xfffe,
+                0x12,
+                0x34,
+                0x3412,
+                0,
+                0xffff,
+            ],
+        ] {
+            let got = stop_lanes(&slots, place);
+            for (i, &v) in slots.iter().enumerate() {
+                let want = v == EMPTY || v as u32 == place;
+                assert_eq!(got >> (2 * i) & 1 == 1, want, "slot {i} of {slots:x?}");
+            }
+            let first = slots.iter().position(|&v| v == EMPTY || v as u32 == place);
+            assert_eq!(
+                (got != 0).then(|| got.trailing_zeros() as usize / 2),
+                first,
+                "{slots:x?}"
+            );
+        }
     }
 
     #[test]
