@@ -271,7 +271,10 @@ impl Sim {
                 },
                 pc,
             },
-            wl: Workload::default(),
+            wl: Workload {
+                reap_every_call: cfg.cpu.cpus.nr > 0 && cfg.cpu.cpus.reap_every_call,
+                ..Workload::default()
+            },
             seed: cfg.seed,
             writes: cfg.writes,
             phases: None,

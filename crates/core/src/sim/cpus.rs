@@ -74,11 +74,14 @@ pub struct HostCpus {
     /// kworker's wake-up (`wake_ns`); machine/kblockd.rs. 0 by default.
     pub kblockd_ns: Ns,
     /// Held bios leave through blk-throttle's dispatch work on a kworker
-    /// (machine/kthrotld.rs), as in the kernel; off: in the timer call
-    /// (default; docs/fidelity/throttle.md, "kthrotld", says why).
+    /// (machine/kthrotld.rs); off (default): in the timer call (throttle.md).
     pub kthrotld: bool,
     /// With `kthrotld`, that kworker's CPU per bio it issues, beside `wake_ns`.
     pub throtl_dispatch_ns_per_bio: Ns,
+    /// Every getevents call of an async job costs `reap_ns`, also one that
+    /// finds its completions waiting (workload/fio/reap.rs); off (default):
+    /// only a woken job pays it (docs/fidelity/cpus.md says why).
+    pub reap_every_call: bool,
     /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
     /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).
     pub fair: FairModel,
@@ -98,10 +101,9 @@ pub struct HostCpus {
     /// stays the woken side's (the switch in). 0 by default: a wake-up
     /// costs only the woken task.
     pub waker_ns: Ns,
-    /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop (the queue run,
-    /// the retry, and going round to sleep again when it finds no tag;
-    /// machine/kernel.rs `defer_tag_retry`), beside its wake-up. 0 by
-    /// default: the pass costs no CPU.
+    /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop (queue run, retry,
+    /// sleeping again without a tag; machine/kernel.rs `defer_tag_retry`),
+    /// beside its wake-up. 0 by default: the pass costs no CPU.
     pub tag_retry_ns: Ns,
     /// The part of the way back (`submit_return_ns`) a submit call spends
     /// only when its own dispatch woke a sleeping task

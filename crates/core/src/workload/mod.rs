@@ -47,4 +47,6 @@ pub(crate) struct Workload {
     /// A phased run (machine/phases.rs) whose last phase has not ended: the
     /// run goes on while no job runs (the gap before the next phase).
     pub phases_open: bool,
+    /// `HostCpus::reap_every_call` on a host with CPUs (fio/reap.rs).
+    pub reap_every_call: bool,
 }

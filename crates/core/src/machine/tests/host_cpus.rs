@@ -222,32 +222,37 @@ fn the_bio_goes_in_where_the_submit_call_reaches_submit_bio() {
 fn a_job_that_never_sleeps_pays_each_reap_too() {
     // one QD8 job alone on one CPU, a 3 µs device and no interrupt cost:
     // each I/O's completion is there long before the queue is full again,
-    // so the job never blocks in getevents, and every call still costs its
-    // reap_ns (fio's io_u_queued_complete → td_io_getevents; reap.rs): the
-    // CPU per I/O is submit + reap, the job's only work, and sets the pace
-    let mut cfg = config(
-        vec![nullb_dev(3_000, 64)],
-        vec![(job("deep", RwPattern::RandRead, 4096, 8, 1), "/")],
-    );
-    cfg.cpu.cpus = HostCpus {
-        irq_ns: 0,
-        ..host(1)
-    };
-    let r = Sim::new(cfg, Tracer::default()).unwrap().run();
-    let st = &r.jobs[0].stats;
-    let n = st.dirs[0].total_ios;
-    let per_io_ns = st.sys_time_ns as f64 / n as f64;
-    let want_ns = (SUBMIT_NS + REAP_NS) as f64;
-    assert!(
-        (per_io_ns / want_ns - 1.0).abs() < 0.005,
-        "{per_io_ns:.0} ns of CPU per I/O, want {want_ns}"
-    );
-    let want_ios = 1e9 / want_ns;
-    assert!(
-        (n as f64 / want_ios - 1.0).abs() < 0.01,
-        "{n} I/Os, want {want_ios:.0}"
-    );
-    // it never slept in the loop: its switch-ins are its start and the
-    // wait for the last completions at its end (io_u_quiesce)
-    assert!(st.ctx <= 2, "{} context switches", st.ctx);
+    // so the job never blocks in getevents. With `reap_every_call` every
+    // call still costs its reap_ns (fio's io_u_queued_complete →
+    // td_io_getevents; reap.rs): the CPU per I/O is submit + reap, the
+    // job's only work, and sets the pace; without it (the default) the
+    // reap is free and the CPU per I/O is the submit call alone
+    for (every, want_ns) in [(true, SUBMIT_NS + REAP_NS), (false, SUBMIT_NS)] {
+        let mut cfg = config(
+            vec![nullb_dev(3_000, 64)],
+            vec![(job("deep", RwPattern::RandRead, 4096, 8, 1), "/")],
+        );
+        cfg.cpu.cpus = HostCpus {
+            irq_ns: 0,
+            reap_every_call: every,
+            ..host(1)
+        };
+        let r = Sim::new(cfg, Tracer::default()).unwrap().run();
+        let st = &r.jobs[0].stats;
+        let n = st.dirs[0].total_ios;
+        let per_io_ns = st.sys_time_ns as f64 / n as f64;
+        let want_ns = want_ns as f64;
+        assert!(
+            (per_io_ns / want_ns - 1.0).abs() < 0.005,
+            "{every}: {per_io_ns:.0} ns of CPU per I/O, want {want_ns}"
+        );
+        let want_ios = 1e9 / want_ns;
+        assert!(
+            (n as f64 / want_ios - 1.0).abs() < 0.01,
+            "{every}: {n} I/Os, want {want_ios:.0}"
+        );
+        // it never slept in the loop: its switch-ins are its start and the
+        // wait for the last completions at its end (io_u_quiesce)
+        assert!(st.ctx <= 2, "{every}: {} context switches", st.ctx);
+    }
 }

@@ -633,6 +633,7 @@ impl Tasks for Workload {
 
     /// The kernel completed io_u `n` (bio_endio reached the submitter).
     fn io_done(&mut self, j: JobId, n: u32, wake_t: Ns) -> bool {
+        let reap_every_call = self.reap_every_call;
         let job = &mut self.jobs[j as usize];
         job.in_flight -= 1;
         job.completed.push_back(&mut job.io_us, n);
@@ -654,7 +655,9 @@ impl Tasks for Workload {
             _ => false,
         };
         if wake && job.wake_at.is_none() && self.running_job != Some(j) {
-            job.getevents_woken();
+            if reap_every_call {
+                job.getevents_woken();
+            }
             job.wake_at = Some(wake_t);
             return true;
         }
