@@ -60,6 +60,12 @@ pub(crate) struct ConformanceArgs {
     /// (`[host] kthrotld = true`, throttle.md). An experiment; default off.
     #[arg(long)]
     pub(crate) sim_kthrotld: bool,
+    /// With --sim-cpus > 0: every getevents call of an async job costs
+    /// `reap_ns`, also one that finds its completions waiting (`[host]
+    /// reap_every_call = true`, docs/fidelity/cpus.md). An experiment;
+    /// default off.
+    #[arg(long)]
+    pub(crate) sim_reap_every: bool,
     /// With --sim-cpus > 0: the waker's side, in ns, of a wake-up made from
     /// a task's context (`[host] waker_ns`: `try_to_wake_up` run by the
     /// waker). Default: 2000 against a QEMU guest expressed with CPUs (its

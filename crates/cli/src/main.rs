@@ -672,6 +672,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     wakeup_preempt: a.sim_wakeup_preempt,
                     kblockd_ns: a.sim_kblockd,
                     kthrotld: a.sim_kthrotld,
+                    reap_every_call: a.sim_reap_every,
                     waker_ns: a.sim_waker,
                     submit_wake_ns: a.sim_submit_wake.unwrap_or(0),
                     sched_features: a.sim_sched_features,

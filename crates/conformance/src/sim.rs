@@ -93,6 +93,10 @@ pub struct SimChoices {
     /// held bios leave through its dispatch work's kworker
     /// (`--sim-kthrotld`; off by default).
     pub kthrotld: bool,
+    /// The scenario's `[host] reap_every_call` (with cpus > 0): every
+    /// getevents call costs `reap_ns`, also one that finds its completions
+    /// waiting (`--sim-reap-every`; off by default, docs/fidelity/cpus.md).
+    pub reap_every_call: bool,
     /// The scenario's `[host] waker_ns` (with cpus > 0): the waker's side
     /// of a wake-up made from a task's context (`--sim-waker`; the guest
     /// expression's default `sim_request::GUEST_WAKER_NS`).
@@ -282,6 +286,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
         if dev.sim.kthrotld {
             let _ = writeln!(s, "kthrotld = true");
+        }
+        if dev.sim.reap_every_call {
+            let _ = writeln!(s, "reap_every_call = true");
         }
         if dev.sim.waker_ns > 0 {
             let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
@@ -579,6 +586,7 @@ mod tests {
                 wakeup_preempt: false,
                 kblockd_ns: 0,
                 kthrotld: false,
+                reap_every_call: false,
                 waker_ns: 0,
                 submit_return_ns: 0,
                 tag_retry_ns: 0,

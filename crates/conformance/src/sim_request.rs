@@ -101,6 +101,8 @@ pub struct SimRequest {
     pub kblockd_ns: u64,
     /// `--sim-kthrotld` (off on every side).
     pub kthrotld: bool,
+    /// `--sim-reap-every` (off on every side).
+    pub reap_every_call: bool,
     /// `--sim-waker`.
     pub waker_ns: Option<u64>,
     /// `--sim-submit-wake` (0, the default: every submit call costs the
@@ -156,6 +158,9 @@ impl SimRequest {
                         .into(),
                 );
             }
+            if self.reap_every_call {
+                return Err("--sim-reap-every needs --sim-cpus > 0 (the free host charges no CPU for a reap)".into());
+            }
             if self.sched_features != SchedFeatures::default() {
                 return Err(
                     "--sim-sched-features needs --sim-cpus > 0 (the free host has no scheduler)"
@@ -187,6 +192,7 @@ impl SimRequest {
             wakeup_preempt,
             kblockd_ns: self.kblockd_ns,
             kthrotld: self.kthrotld,
+            reap_every_call: self.reap_every_call,
             waker_ns,
             submit_return_ns: if guest_machine {
                 GUEST_SUBMIT_RETURN_NS
@@ -236,12 +242,17 @@ impl SimChoices {
             );
         }
         format!(
-            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}{}",
+            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}{}{}",
             self.cpus,
             loop_words(self.loop_as),
             if self.wakeup_preempt { "on" } else { "off" },
             if self.kthrotld {
                 ", blk-throttle's release through kthrotld"
+            } else {
+                ""
+            },
+            if self.reap_every_call {
+                ", every getevents call charged"
             } else {
                 ""
             }
@@ -299,6 +310,20 @@ mod tests {
         assert_eq!(guest.tag_retry_ns, GUEST_TAG_RETRY_NS);
         assert_eq!(guest.submit_wake_ns, 0, "an experiment, off by default");
         assert!(!guest.kthrotld, "an experiment, off by default");
+        assert!(!guest.reap_every_call, "an experiment, off by default");
+        let every = SimRequest {
+            reap_every_call: true,
+            ..SimRequest::default()
+        };
+        assert!(every.for_side(RealSide::Qemu).unwrap().reap_every_call);
+        let every_on_free_host = SimRequest {
+            cpus: Some(0),
+            ..every
+        };
+        assert!(every_on_free_host
+            .for_side(RealSide::Qemu)
+            .unwrap_err()
+            .contains("--sim-reap-every needs --sim-cpus > 0"));
         let kthrotld_on_free_host = SimRequest {
             cpus: Some(0),
             kthrotld: true,
@@ -459,6 +484,17 @@ mod tests {
         };
         let t = crate::sim::scenario_text(&c, &probe, &raw, 1);
         assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
+        assert!(!t.contains("reap_every_call"), "off unless asked for: {t}");
+        // --sim-reap-every: the scenario asks for every getevents call's cost
+        let every = crate::sim::SimDevice {
+            sim: SimChoices {
+                reap_every_call: true,
+                ..guest
+            },
+            ..dev7.clone()
+        };
+        let t = crate::sim::scenario_text(&c, &every, &raw, 1);
+        assert!(t.contains("\nreap_every_call = true\n"), "{t}");
         let e = crate::sim::run(&c, &dev, &crate::loop_device::RawSpeed::default(), 1)
             .err()
             .unwrap();

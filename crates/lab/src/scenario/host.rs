@@ -46,6 +46,10 @@ pub(super) struct RawHost {
     /// That work item's CPU time per bio it issues (only with `kthrotld`;
     /// default `blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO`).
     throtl_dispatch_ns_per_bio: Option<Spanned<toml::Value>>,
+    /// Every getevents call of an async job costs `reap_ns`, also one that
+    /// finds its completions waiting (`HostCpus::reap_every_call`; default
+    /// false).
+    reap_every_call: Option<Spanned<toml::Value>>,
     /// The waker's side of a wake-up made from a task's context
     /// (`HostCpus::waker_ns`; default 0).
     waker_ns: Option<Spanned<toml::Value>>,
@@ -280,6 +284,7 @@ impl Builder<'_> {
             },
             wakeup_preempt: self.host_bool("wakeup_preempt", &h.wakeup_preempt),
             kthrotld: self.host_bool("kthrotld", &h.kthrotld),
+            reap_every_call: self.host_bool("reap_every_call", &h.reap_every_call),
             features: match &h.sched_features {
                 None => SchedFeatures::default(),
                 Some(v) => {
@@ -328,6 +333,7 @@ impl Builder<'_> {
                 ("kblockd_ns", &h.kblockd_ns),
                 ("kthrotld", &h.kthrotld),
                 ("throtl_dispatch_ns_per_bio", &h.throtl_dispatch_ns_per_bio),
+                ("reap_every_call", &h.reap_every_call),
                 ("waker_ns", &h.waker_ns),
                 ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
@@ -410,6 +416,9 @@ mod tests {
             parse("[host]\ncpus = 1\nkthrotld = true\nthrotl_dispatch_ns_per_bio = 0\n").unwrap();
         assert!(c.cpus.kthrotld);
         assert_eq!(c.cpus.throtl_dispatch_ns_per_bio, 0);
+        assert!(!c.cpus.reap_every_call, "off unless asked for");
+        let c = parse("[host]\ncpus = 1\nreap_every_call = true\n").unwrap();
+        assert!(c.cpus.reap_every_call);
         assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
@@ -590,6 +599,14 @@ mod tests {
             (
                 "[host]\nkthrotld = true\n",
                 &["t.toml:2:12", "host.kthrotld needs cpus > 0"],
+            ),
+            (
+                "[host]\nreap_every_call = true\n",
+                &["t.toml:2:19", "host.reap_every_call needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\nreap_every_call = 1\n",
+                &["t.toml:3:19", "host.reap_every_call = 1: expected true or false"],
             ),
             (
                 "[host]\ncpus = 1\nkblockd_ns = -1\n",
