@@ -78,9 +78,8 @@ pub struct HostCpus {
     pub kthrotld: bool,
     /// With `kthrotld`, that kworker's CPU per bio it issues, beside `wake_ns`.
     pub throtl_dispatch_ns_per_bio: Ns,
-    /// Every getevents call of an async job costs `reap_ns`, also one that
-    /// finds its completions waiting (workload/fio/reap.rs); off (default):
-    /// only a woken job pays it (docs/fidelity/cpus.md says why).
+    /// Every getevents call costs `reap_ns`, also one finding its completions
+    /// waiting (fio/reap.rs); off (default, cpus.md says why): a woken one's.
     pub reap_every_call: bool,
     /// How the fair class chooses tasks (switch `sched.fair`); `tick_ns`
     /// is the kernel's tick (EEVDF's lag bound's floor, CFS's tick check).
