@@ -75,7 +75,10 @@ fn an_insertion_is_dispatched_by_the_kblockd_kworker() {
         let inline_ns = 2_000 + WAKE_NS + WORKER_NS + WAKE_NS + reap_ns;
         let (ios, clat_min) = qd1("inline", 1, every);
         let want = 1e9 / inline_ns as f64;
-        assert!((ios as f64 / want - 1.0).abs() < 0.01, "{every}: {ios} vs {want:.0}");
+        assert!(
+            (ios as f64 / want - 1.0).abs() < 0.01,
+            "{every}: {ios} vs {want:.0}"
+        );
         assert_eq!(clat_min, reap_ns, "{every}");
         // kblockd: the submit call only queues the run and wakes the
         // kworker, which preempts the job at the end of its call and pays
@@ -116,9 +119,15 @@ fn under_the_per_bio_plug_the_submitter_dispatches_itself() {
     for every in [false, true] {
         let reap_ns = if every { REAP_NS } else { 0 };
         let inline = qd1_on("bfq", "inline", "off", 1, every);
-        assert_eq!(inline.1, reap_ns, "{every}: done when the submit call returns");
+        assert_eq!(
+            inline.1, reap_ns,
+            "{every}: done when the submit call returns"
+        );
         let (ios, clat_min) = qd1_on("bfq", "kblockd", "on", 1, every);
-        assert_eq!(clat_min, reap_ns, "{every}: dispatched in the job's own call");
+        assert_eq!(
+            clat_min, reap_ns,
+            "{every}: dispatched in the job's own call"
+        );
         let extra = 1e9 / ios as f64 - 1e9 / inline.0 as f64;
         let hop = (WAKE_NS + KBLOCKD_NS) as f64;
         assert!(
