@@ -170,15 +170,10 @@ impl Runner<'_> {
             })
         })?;
         if n_tries > 1 && (tries.stalls.len() > 1 || !tries.clean()) {
-            let late: Vec<String> = tries
-                .stalls
-                .iter()
-                .map(|s| s.map_or("-".into(), |s| format!("{:.0}", s.max_late_ms)))
-                .collect();
             self.stalls.push(format!(
                 "{}: the host stalled (latest wake-ups {} ms); {}",
                 j.id,
-                late.join(", "),
+                blklab_host::stall::late_list(&tries.stalls),
                 if tries.clean() {
                     "run again until a run was free of stalls"
                 } else {

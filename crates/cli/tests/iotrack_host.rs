@@ -94,8 +94,8 @@ fn top_two_intervals_match_fio_per_cgroup() {
     .unwrap();
     let stalled = !tries.clean();
     eprintln!(
-        "host stalls, latest wake-up per run (ms): {:?}",
-        tries.stalls
+        "host stalls, latest wake-up per run: {} ms",
+        blklab_host::stall::late_list(&tries.stalls)
     );
     let (top, fio) = tries.value;
     let out = String::from_utf8_lossy(&top.stdout);

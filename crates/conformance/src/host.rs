@@ -77,7 +77,7 @@ struct OneRun {
 
 impl OneRun {
     fn stalled(&self) -> bool {
-        self.stall.is_some_and(|s| s.stalled())
+        blklab_host::stall::is_stalled(self.stall)
     }
 }
 
@@ -524,21 +524,13 @@ fn wait_all(children: Vec<Child>, limit: Duration) -> Result<Vec<String>, HostEr
 }
 
 /// fio QD1 4k random reads on the device, outside any group: the raw speed
-/// the simulated device is given, and the host's stalls during it.
-pub fn measure_raw(
-    env: &HostEnv,
-    dev: &Path,
-    seconds: u32,
-) -> Result<(RawSpeed, Option<blklab_host::stall::RunStall>), HostError> {
+/// the simulated device is given.
+pub fn measure_raw(env: &HostEnv, dev: &Path, seconds: u32) -> Result<RawSpeed, HostError> {
     let mut args = fio_args(&crate::loop_device::raw_fio_options(seconds))?;
     args.push(format!("--filename={}", dev.display()));
-    let probe = blklab_host::stall::StallProbe::start();
-    let c = spawn_fio(env, None, &args);
-    let out = c
-        .map_err(HostError::Failed)
-        .and_then(|c| wait_all(vec![c], Duration::from_secs(seconds as u64 + 60)));
-    let stall = probe.finish();
-    Ok((RawSpeed::from_fio_json(&out?[0])?, stall))
+    let c = spawn_fio(env, None, &args)?;
+    let out = wait_all(vec![c], Duration::from_secs(seconds as u64 + 60))?;
+    Ok(RawSpeed::from_fio_json(&out[0])?)
 }
 
 /// The raw speed from a run of `measure_raw` free of host stalls: a stalled
@@ -552,37 +544,32 @@ fn measure_raw_unstalled(
     seconds: u32,
 ) -> Result<(RawSpeed, Option<String>), HostError> {
     const RAW_TRIES: usize = 3;
-    let mut tries: Vec<(RawSpeed, Option<blklab_host::stall::RunStall>)> = Vec::new();
-    for _ in 0..RAW_TRIES {
+    let tries = blklab_host::stall::until_unstalled(RAW_TRIES, || {
         if interrupted() {
             return Err(HostError::Interrupted);
         }
-        let (speed, stall) = measure_raw(env, dev, seconds)?;
-        if !stall.is_some_and(|s| s.stalled()) {
-            let note = (!tries.is_empty()).then(|| {
-                format!(
-                    "raw speed: {} probe run(s) stalled and were run again",
-                    tries.len()
-                )
-            });
-            return Ok((speed, note));
-        }
-        tries.push((speed, stall));
+        measure_raw(env, dev, seconds)
+    })?;
+    if tries.clean() {
+        let note = (!tries.earlier.is_empty()).then(|| {
+            format!(
+                "raw speed: {} probe run(s) stalled and were run again",
+                tries.earlier.len()
+            )
+        });
+        return Ok((tries.value, note));
     }
-    let late: Vec<String> = tries
-        .iter()
-        .map(|(_, s)| s.map_or("-".into(), |s| format!("{:.0}", s.max_late_ms)))
-        .collect();
+    let late = blklab_host::stall::late_list(&tries.stalls);
     let best = tries
+        .earlier
         .into_iter()
-        .map(|(speed, _)| speed)
+        .chain([tries.value])
         .max_by(|a, b| a.iops.total_cmp(&b.iops))
-        .expect("RAW_TRIES > 0");
+        .expect("the kept run");
     Ok((
         best,
         Some(format!(
-            "raw speed: the host stalled in all {RAW_TRIES} probe runs (latest wake-ups {} ms): the fastest is used",
-            late.join(", ")
+            "raw speed: the host stalled in all {RAW_TRIES} probe runs (latest wake-ups {late} ms): the fastest is used"
         )),
     ))
 }

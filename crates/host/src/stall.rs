@@ -39,8 +39,6 @@ const MAX_PROBES: usize = 64;
 pub struct RunStall {
     /// The latest wake-up of any probe, ms after it was due.
     pub max_late_ms: f64,
-    /// Wake-ups later than `STALL_MS`, all probes.
-    pub nr_stalls: u32,
 }
 
 impl RunStall {
@@ -49,17 +47,26 @@ impl RunStall {
     }
 }
 
-/// What one probe thread saw.
-#[derive(Debug, Default, Clone, Copy)]
-struct Seen {
-    max_late: Duration,
-    nr_stalls: u32,
+/// Whether a run stalled (None, no probe thread ran: not known to).
+pub fn is_stalled(s: Option<RunStall>) -> bool {
+    s.is_some_and(|s| s.stalled())
+}
+
+/// Each run's latest wake-up in ms, one decimal, `-` where no probe ran:
+/// "0.3, 471.0, -".
+pub fn late_list(stalls: &[Option<RunStall>]) -> String {
+    stalls
+        .iter()
+        .map(|s| s.map_or("-".into(), |s| format!("{:.1}", s.max_late_ms)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The running probe threads of one run.
 pub struct StallProbe {
     stop: Arc<AtomicBool>,
-    threads: Vec<JoinHandle<Seen>>,
+    /// Each thread's latest wake-up after it was due.
+    threads: Vec<JoinHandle<Duration>>,
     /// Why some thread could not be pinned (the probe still runs there).
     pub unpinned: Option<String>,
 }
@@ -76,21 +83,15 @@ fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// Sleep `PROBE_PERIOD` with `sleep` until `stop`, keeping the worst
-/// lateness.
-fn probe_loop(stop: &AtomicBool, mut sleep: impl FnMut(Duration)) -> Seen {
-    let mut seen = Seen::default();
-    let stall = Duration::from_secs_f64(STALL_MS / 1000.0);
+/// Sleep `PROBE_PERIOD` with `sleep` until `stop`; the worst lateness.
+fn probe_loop(stop: &AtomicBool, mut sleep: impl FnMut(Duration)) -> Duration {
+    let mut max_late = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
         let t = Instant::now();
         sleep(PROBE_PERIOD);
-        let late = t.elapsed().saturating_sub(PROBE_PERIOD);
-        seen.max_late = seen.max_late.max(late);
-        if late > stall {
-            seen.nr_stalls += 1;
-        }
+        max_late = max_late.max(t.elapsed().saturating_sub(PROBE_PERIOD));
     }
-    seen
+    max_late
 }
 
 impl StallProbe {
@@ -134,20 +135,13 @@ impl StallProbe {
     /// Stop the threads and sum up what they saw (None: no thread ran).
     pub fn finish(self) -> Option<RunStall> {
         self.stop.store(true, Ordering::Relaxed);
-        let seen: Vec<Seen> = self
+        let max_late = self
             .threads
             .into_iter()
             .filter_map(|h| h.join().ok())
-            .collect();
-        if seen.is_empty() {
-            return None;
-        }
+            .max()?;
         Some(RunStall {
-            max_late_ms: seen
-                .iter()
-                .map(|s| s.max_late.as_secs_f64() * 1000.0)
-                .fold(0.0, f64::max),
-            nr_stalls: seen.iter().map(|s| s.nr_stalls).sum(),
+            max_late_ms: max_late.as_secs_f64() * 1000.0,
         })
     }
 }
@@ -157,6 +151,8 @@ impl StallProbe {
 pub struct Retried<T> {
     /// The first run free of stalls, or the last run when every one stalled.
     pub value: T,
+    /// The runs before it, all stalled, in order.
+    pub earlier: Vec<T>,
     /// Each run's stall figures, in order (None: no probe thread ran).
     pub stalls: Vec<Option<RunStall>>,
 }
@@ -164,10 +160,7 @@ pub struct Retried<T> {
 impl<T> Retried<T> {
     /// Whether the kept run was free of stalls.
     pub fn clean(&self) -> bool {
-        !self
-            .stalls
-            .last()
-            .is_some_and(|s| s.is_some_and(|s| s.stalled()))
+        !self.stalls.last().is_some_and(|&s| is_stalled(s))
     }
 }
 
@@ -178,30 +171,28 @@ pub fn until_unstalled<T, E>(
     mut measure: impl FnMut() -> Result<T, E>,
 ) -> Result<Retried<T>, E> {
     let mut stalls = Vec::new();
+    let mut earlier = Vec::new();
     loop {
         let probe = StallProbe::start();
         let value = measure();
         let stall = probe.finish();
         let value = value?;
         stalls.push(stall);
-        let stalled = stall.is_some_and(|s| s.stalled());
-        if !stalled || stalls.len() >= tries.max(1) {
-            return Ok(Retried { value, stalls });
+        if !is_stalled(stall) || stalls.len() >= tries.max(1) {
+            return Ok(Retried {
+                value,
+                earlier,
+                stalls,
+            });
         }
+        earlier.push(value);
     }
 }
 
 /// The note under a case: each run's latest wake-up, which runs were
 /// stalled and what was done with them.
 pub fn note(all: &[Option<RunStall>], kept_stalled: bool) -> String {
-    let list: Vec<String> = all
-        .iter()
-        .map(|s| match s {
-            Some(s) => format!("{:.1}", s.max_late_ms),
-            None => "-".into(),
-        })
-        .collect();
-    let nr_stalled = all.iter().flatten().filter(|s| s.stalled()).count();
+    let nr_stalled = all.iter().filter(|&&s| is_stalled(s)).count();
     let what = if nr_stalled == 0 {
         "none stalled".to_string()
     } else if kept_stalled {
@@ -217,7 +208,7 @@ pub fn note(all: &[Option<RunStall>], kept_stalled: bool) -> String {
     };
     format!(
         "host stalls: latest wake-up of a nice-0 thread on each CPU, per run: {} ms; {what}",
-        list.join(", ")
+        late_list(all)
     )
 }
 
@@ -227,21 +218,16 @@ mod tests {
 
     #[test]
     fn the_note_says_which_runs_were_left_out() {
-        let r = |ms, n| {
-            Some(RunStall {
-                max_late_ms: ms,
-                nr_stalls: n,
-            })
-        };
-        let n = note(&[r(0.3, 0), r(471.0, 2), r(1.2, 0), r(0.4, 0)], false);
+        let r = |ms| Some(RunStall { max_late_ms: ms });
+        let n = note(&[r(0.3), r(471.0), r(1.2), r(0.4)], false);
         assert_eq!(
             n,
             "host stalls: latest wake-up of a nice-0 thread on each CPU, per run: 0.3, 471.0, 1.2, 0.4 ms; 1 of 4 stalled (a wake-up more than 8 ms late), left out and run again"
         );
-        let n = note(&[r(9.0, 1), None], true);
+        let n = note(&[r(9.0), None], true);
         assert!(n.contains("9.0, - ms; 1 of 2 stalled"), "{n}");
         assert!(n.ends_with("the figures are the stalled runs'"), "{n}");
-        assert!(note(&[r(8.0, 0)], false).ends_with("none stalled"));
+        assert!(note(&[r(8.0)], false).ends_with("none stalled"));
     }
 
     #[test]
@@ -250,7 +236,7 @@ mod tests {
         // make it; the fifth stops the loop.
         let stop = AtomicBool::new(false);
         let mut calls = 0;
-        let seen = probe_loop(&stop, |d| {
+        let max_late = probe_loop(&stop, |d| {
             calls += 1;
             let extra = if calls == 3 { 20 } else { 0 };
             std::thread::sleep(d + Duration::from_millis(extra));
@@ -259,8 +245,11 @@ mod tests {
             }
         });
         assert_eq!(calls, 5);
-        assert!(seen.max_late >= Duration::from_millis(20), "{seen:?}");
-        assert!(seen.nr_stalls >= 1, "{seen:?}");
+        assert!(max_late >= Duration::from_millis(20), "{max_late:?}");
+        let run = RunStall {
+            max_late_ms: max_late.as_secs_f64() * 1000.0,
+        };
+        assert!(is_stalled(Some(run)), "{run:?}");
     }
 
     #[test]
@@ -275,6 +264,7 @@ mod tests {
         // own start-up is delayed that long: then it is run again, which
         // is also what must happen
         assert_eq!(r.value as usize, r.stalls.len());
+        assert_eq!(r.earlier, (1..r.value).collect::<Vec<_>>());
         assert!(r.value <= 3);
         let e = until_unstalled(3, || -> Result<u32, &str> { Err("fio failed") });
         assert_eq!(e.unwrap_err(), "fio failed");
@@ -290,11 +280,13 @@ mod tests {
 
     #[test]
     fn a_late_wake_up_past_the_threshold_is_a_stall() {
-        let s = |ms| RunStall {
-            max_late_ms: ms,
-            nr_stalls: 0,
-        };
+        let s = |ms| RunStall { max_late_ms: ms };
         assert!(!s(STALL_MS).stalled());
         assert!(s(STALL_MS + 0.1).stalled());
+        assert!(!is_stalled(None));
+        assert_eq!(
+            late_list(&[Some(s(0.31)), None, Some(s(471.0))]),
+            "0.3, -, 471.0"
+        );
     }
 }

@@ -120,14 +120,9 @@ fn current_kernel_matches_the_real_one() {
     // break are checked.
     let tries = blklab_host::stall::until_unstalled(3, || Ok::<_, ()>(real_run())).unwrap();
     let stalled = !tries.clean();
-    let late: Vec<String> = tries
-        .stalls
-        .iter()
-        .map(|s| s.map_or("-".into(), |s| format!("{:.1}", s.max_late_ms)))
-        .collect();
     eprintln!(
         "host stalls, latest wake-up per run: {} ms{}",
-        late.join(", "),
+        blklab_host::stall::late_list(&tries.stalls),
         if stalled {
             " (every run stalled: the rate and latencies are not judged)"
         } else {
