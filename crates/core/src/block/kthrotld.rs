@@ -2,16 +2,14 @@
 //! `kthrotld_workqueue`, `td->dispatch_work`): one per device, with the
 //! kworker that executes it. What they do is in `machine::kthrotld`.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use crate::block::bio::BioId;
 use crate::sim::cpus::TaskId;
 use crate::sim::engine::DevId;
 use crate::sim::time::Ns;
 
-/// The item's event is not due (its kworker waits in the run queue, or
-/// sleeps).
-pub(crate) const NOT_DUE: Ns = Ns::MAX;
+pub(crate) use super::dev_work::NOT_DUE;
 
 /// `BLK_MAX_REQUEST_COUNT` (include/linux/blkdev.h): a plug holding this
 /// many requests is flushed before the next is added
@@ -66,18 +64,9 @@ impl DispatchWork {
 }
 
 /// Every device's dispatch work.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Kthrotld {
-    pub(crate) by_dev: BTreeMap<DevId, DispatchWork>,
-    pub(crate) by_task: BTreeMap<TaskId, DevId>,
-}
+pub(crate) type Kthrotld = super::dev_work::DevWork<DispatchWork>;
 
 impl Kthrotld {
-    /// The device whose kworker task `t` is, when it is one.
-    pub(crate) fn of_task(&self, t: TaskId) -> Option<DevId> {
-        self.by_task.get(&t).copied()
-    }
-
     /// The task whose code `dev`'s `Ev::Kthrotld` runs: its kworker once
     /// woken; None for the deferred wake-up, which the timer's softirq
     /// makes.

@@ -12,6 +12,7 @@ pub(crate) mod blk_mq;
 pub mod blk_stat;
 pub mod content_activity;
 pub mod ctx;
+pub(crate) mod dev_work;
 pub mod disk;
 pub mod diskstats;
 pub mod elevator;

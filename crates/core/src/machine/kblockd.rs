@@ -78,14 +78,12 @@ impl Kernel {
                     crate::sim::eevdf::NICE_M20_WEIGHT,
                     crate::sim::sched_tracepoints::TaskName::kblockd(dev as u32),
                 );
-                self.kblockd.by_task.insert(task, dev);
                 let w = RunWork {
                     task,
                     queued: false,
                     due: NOT_DUE,
                 };
-                self.kblockd.by_dev.insert(dev, w);
-                w
+                *self.kblockd.add(dev, task, w)
             }
         };
         if w.queued {

@@ -63,8 +63,7 @@ impl Kernel {
                 crate::sim::fair::NICE_0_WEIGHT,
                 crate::sim::sched_tracepoints::TaskName::kthrotld(dev as u32),
             );
-            self.kthrotld.by_task.insert(task, dev);
-            self.kthrotld.by_dev.insert(dev, DispatchWork::new(task));
+            self.kthrotld.add(dev, task, DispatchWork::new(task));
         }
         let w = self.kthrotld.by_dev.get_mut(&dev).expect("made above");
         if w.pending {
