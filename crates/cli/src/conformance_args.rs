@@ -24,7 +24,7 @@ pub(crate) struct ConformanceArgs {
     /// The simulated host's CPUs (`[host] cpus` in each case's scenario;
     /// 0 = the free host). Default: 0 against this host, 1 against a QEMU
     /// guest (its one vCPU; with the loop workers and wake-up preemption
-    /// below: the guest's machine, docs/fidelity/conformance-vm.md).
+    /// below: the guest's machine, docs/fidelity/guest-machine.md).
     #[arg(long)]
     pub(crate) sim_cpus: Option<u32>,
     /// How the simulator builds the capped disk: `stacked` (an upper loop

@@ -32,7 +32,7 @@ use blklab_core::sim::sched_features::SchedFeatures;
 /// holds none of it (`--sim-loop worker` without NS derives the 1 µs floor
 /// from it). Simplified: the same figure on both levels of the stacked
 /// capped disk (the trace gives their sum, not the split)
-/// (docs/fidelity/conformance-vm.md, "The guest's machine").
+/// (docs/fidelity/guest-machine.md).
 pub const GUEST_LOOP_WORKER_NS: u64 = 4_000;
 
 /// The waker's side of a wake-up (`[host] waker_ns`) in the guest
