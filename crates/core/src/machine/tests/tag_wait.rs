@@ -81,11 +81,13 @@ fn two_groups_deep() -> u64 {
 /// there is idled for, with the drive empty, until bfq's idle timer or a
 /// bit 0 frees. Asking the scheduler again at each retry lets the process
 /// of the idled-for queue, whose requests have all completed, take a
-/// full-depth tag at the next free, and the idling stretches grow: 18.4 k
-/// I/Os in this run, against 26.9 k with the kernel's loop. Fails if the
+/// full-depth tag at the next free, and the idling stretches grow: 27.0 k
+/// I/Os in this run, against 41.0 k with the kernel's loop (18.4 k and
+/// 26.9 k while injection took the queues in activation order instead of
+/// `bfqd->active_list`'s, docs/fidelity/bfq-lowmode.md). Fails if the
 /// retry asks `limit_depth` again.
 #[test]
 fn a_sleeper_keeps_the_shallow_depth_it_was_given() {
     let ios = two_groups_deep();
-    assert!((24_000..=30_000).contains(&ios), "{ios}");
+    assert!((36_000..=46_000).contains(&ios), "{ios}");
 }

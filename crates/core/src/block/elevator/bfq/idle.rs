@@ -143,7 +143,8 @@ impl Bfq {
     }
 
     /// `bfq_choose_bfqq_for_injection`: while the queue in service idles,
-    /// dispatch from the first busy queue with a request within its budget,
+    /// dispatch from the first queue of `bfqd->active_list` (the one
+    /// activated or requeued last first) with a request within its budget,
     /// as long as fewer than the in-service queue's `inject_limit` requests
     /// are in the drive (only one large request on a non-rotational one).
     pub(super) fn choose_for_injection(&mut self, reqs: &Slab<Request>) -> Option<u32> {
@@ -171,27 +172,25 @@ impl Bfq {
         if self.tot_rq_in_driver >= limit {
             return None;
         }
-        for i in 0..self.active_list.len() {
-            let c = self.active_list[i];
-            if c == isq {
-                continue;
-            }
+        // The queue filed last on an active tree first (`Wf2q::active_list`);
+        // the queue in service is on none.
+        let chosen = self.w.active_list().iter().copied().find(|&c| {
+            debug_assert!(c != isq, "bfq: the queue in service is on the active list");
             let cq = &self.queues[c as usize];
-            let Some(n) = cq.next_rq else { continue };
+            let Some(n) = cq.next_rq else { return false };
             if !(always_inject || cq.wr_coeff > 1) {
-                continue;
+                return false;
             }
             let sectors = reqs.get(n).sectors();
             if self.serv_to_charge(sectors, c) > self.w.budget_left(cq.ent) {
-                continue;
+                return false;
             }
-            if self.nonrot && sectors >= queue::SECT_THR_NONROT && self.tot_rq_in_driver >= 1 {
-                continue;
-            }
+            !(self.nonrot && sectors >= queue::SECT_THR_NONROT && self.tot_rq_in_driver >= 1)
+        });
+        if chosen.is_some() {
             self.rqs_injected = true;
-            return Some(c);
         }
-        None
+        chosen
     }
 
     /// The sampling part of `bfq_add_request` for a sync request that is

@@ -117,8 +117,6 @@ pub struct Bfq {
     peak: peak_rate::PeakRate,
     /// When the scheduler lock is next free (per-request CPU cost model).
     lock_free_at: Ns,
-    /// Busy queues in activation order (`active_list`), for injection.
-    active_list: Vec<u32>,
     /// `bic->requests` per process: its requests inserted and not yet
     /// finished (`bfq_init_rq` counts one up, `bfq_finish_requeue_request`
     /// down).
@@ -182,7 +180,6 @@ impl Bfq {
             last_empty_occupied_ns: 0,
             peak: peak_rate::PeakRate::new(!dev.rotational),
             lock_free_at: 0,
-            active_list: Vec::new(),
             bic_requests: BTreeMap::new(),
             burst: wr::Burst::default(),
             same_size: budget::SameSize::default(),
@@ -419,7 +416,6 @@ impl Bfq {
         if qq.wr_coeff > 1 {
             self.wr_busy_queues += 1;
         }
-        self.active_list.push(q);
         self.pending_add(q);
         let ent = self.queues[q as usize].ent;
         self.w.activate(ent, budget);
@@ -437,7 +433,6 @@ impl Bfq {
         if wr {
             self.wr_busy_queues -= 1;
         }
-        self.active_list.retain(|&x| x != q);
         if expiration {
             self.w.expire(ent, None);
         } else {

@@ -119,6 +119,15 @@ pub struct Wf2q {
     seq: u64,
     /// `BFQ_CL_IDLE_TIMEOUT` in jiffies (HZ/5).
     pub idle_class_timeout: u64,
+    /// `bfqd->active_list`, the queues (by index) on an active tree, the
+    /// one filed last first: `bfq_active_insert` puts a queue at the head
+    /// (`list_add`) each time it enters an active tree, at its activation
+    /// and at every requeue (the end of its slot with requests left, a
+    /// budget changed by `bfq_updated_next_req`); `bfq_active_extract`
+    /// takes it off (deactivation, and the selection for service, so the
+    /// queue in service is not on it). `bfq_choose_bfqq_for_injection`
+    /// scans it from the head (docs/fidelity/bfq-lowmode.md).
+    active_list: Vec<u32>,
 }
 
 impl Wf2q {
@@ -129,6 +138,7 @@ impl Wf2q {
             sds: Vec::new(),
             seq: 0,
             idle_class_timeout,
+            active_list: Vec::new(),
         };
         w.new_sched(None);
         w
@@ -210,14 +220,30 @@ impl Wf2q {
         };
     }
 
+    /// `bfq_active_insert`: into the active tree, and a queue to the head
+    /// of the active list.
     fn active_insert(&mut self, e: EntId) {
         self.file_under(e, Tree::Active);
+        if let Owner::Queue(q) = self.ents[e as usize].owner {
+            self.active_list.insert(0, q);
+        }
     }
 
+    /// The queues on an active tree, the one filed last first
+    /// (`bfqd->active_list`, in the order injection scans it).
+    pub fn active_list(&self) -> &[u32] {
+        &self.active_list
+    }
+
+    /// Off its tree (`bfq_active_extract`, which also takes a queue off
+    /// the active list, or `bfq_idle_extract`).
     fn extract(&mut self, e: EntId) {
         let en = &self.ents[e as usize];
         let key = en.key;
         let tree = en.tree;
+        if let (Tree::Active, Owner::Queue(q)) = (tree, en.owner) {
+            self.active_list.retain(|&x| x != q);
+        }
         let st = self.tree_of(e);
         match tree {
             Tree::Active => {

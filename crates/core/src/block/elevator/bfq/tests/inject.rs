@@ -72,6 +72,37 @@ fn no_injection_at_the_completion_that_starts_idling_but_at_the_3ms_rerun() {
     assert_eq!(h.bfq.in_service, Some(qa), "A stays in service");
 }
 
+/// `bfq_choose_bfqq_for_injection` scans `bfqd->active_list` from its head,
+/// where `bfq_active_insert` puts the queue activated (or requeued) last:
+/// of two queues waiting while the queue in service idles, the newer one is
+/// injected first (the model took them in activation order before).
+#[test]
+fn injection_takes_the_queue_activated_last_first() {
+    let (mut h, a, b) = two_groups();
+    let ra = h.read(0, a);
+    assert_eq!(h.disp(), Some(ra));
+    h.advance_us(10);
+    let qa = queue_of(&h, 0, a);
+    h.done(ra);
+    assert!(h.bfq.queues[qa as usize].wait_request);
+    // limit 0 (no base service time yet): nothing injected while two
+    // processes of /test2 get a request each, job 1's queue first
+    assert_eq!(h.bfq.queues[qa as usize].inject_limit, 0);
+    h.advance_us(5);
+    let r1 = h.read(1, b);
+    h.advance_us(5);
+    let r2 = h.read(2, b);
+    assert_eq!(h.disp(), None);
+    let (q1, q2) = (queue_of(&h, 1, b), queue_of(&h, 2, b));
+    assert_eq!(h.bfq.w.active_list(), &[q2, q1]);
+    h.bfq.queues[qa as usize].inject_limit = 2;
+    // a queue run (kblockd's, say)
+    h.bfq.run_async();
+    assert_eq!(h.disp(), Some(r2), "job 2's queue, activated last, first");
+    assert_eq!(h.disp(), Some(r1));
+    assert_eq!(h.bfq.in_service, Some(qa), "test1 stays in service");
+}
+
 #[test]
 fn an_insertion_runs_the_queue_and_may_inject() {
     let (mut h, a, b) = two_groups();

@@ -178,3 +178,34 @@ fn the_idle_class_gets_served_after_its_timeout() {
         ]
     );
 }
+
+/// `bfqd->active_list` (`bfq_active_insert`'s `list_add`, `bfq_active_extract`'s
+/// `list_del`): a queue goes to the head each time it enters an active tree,
+/// leaves the list when selected for service, comes back at the head when
+/// requeued at the end of its slot, and moves to the head when its budget
+/// changes (`bfq_updated_next_req` -> `bfq_requeue_bfqq`).
+#[test]
+fn the_active_list_holds_the_queue_filed_last_first() {
+    let mut w = Wf2q::new(200);
+    let a = w.add_queue(0, 0, 100, CLASS_BE);
+    let b = w.add_queue(1, 0, 100, CLASS_BE);
+    let c = w.add_queue(2, 0, 100, CLASS_BE);
+    w.activate(a, 1000);
+    w.activate(b, 1000);
+    w.activate(c, 1000);
+    assert_eq!(w.active_list(), &[2, 1, 0]);
+    // a (first on equal finish times) is put in service: off the list
+    let e = w.select(0).unwrap();
+    assert_eq!(e, a);
+    assert_eq!(w.active_list(), &[2, 1]);
+    // its slot ends with requests left: requeued, at the head
+    w.served(e, 1000);
+    w.expire(e, Some(1000));
+    assert_eq!(w.active_list(), &[0, 2, 1]);
+    // b's budget changes: requeued, at the head
+    w.set_budget(b, 2000);
+    assert_eq!(w.active_list(), &[1, 0, 2]);
+    // c runs out of requests: off the list
+    w.deactivate(c);
+    assert_eq!(w.active_list(), &[1, 0]);
+}
