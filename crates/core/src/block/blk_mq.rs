@@ -35,8 +35,8 @@ pub(crate) trait BlkMq: BlkHost {
         b.peak_bios = b.peak_bios.max(b.bios.len());
         let bio = b.bios.get_mut(id);
         bio.t_submit = now;
-        let dev = bio.dev;
-        if b.devs[dev as usize].st.throttle.is_active() && !b.bios.get(id).flags.throttled {
+        let (dev, throttled) = (bio.dev, bio.flags.throttled);
+        if b.devs[dev as usize].st.throttle.is_active() && !throttled {
             let held = {
                 let d = &mut b.devs[dev as usize];
                 let mut ctx = dev_ctx!(b, now, d);

@@ -168,10 +168,9 @@ pub(crate) struct TgStats {
 impl TgStats {
     /// A bio passed this level.
     #[inline]
-    fn count_pass(&mut self, qb: &QBio) {
-        let d = qb.dir as usize;
+    fn count_pass(&mut self, d: usize, bytes: u32) {
         self.passed[d] += 1;
-        self.passed_bytes[d] += qb.bytes as u64;
+        self.passed_bytes[d] += bytes as u64;
     }
 }
 
