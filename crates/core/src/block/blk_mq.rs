@@ -274,14 +274,16 @@ pub(crate) trait BlkMq: BlkHost {
             wbt_acct: bio.wbt_acct,
             tag,
         };
+        let op = rq.op;
         let rid = b.reqs.insert(rq);
         {
             let d = &mut b.devs[dev as usize];
-            d.st.diskstats.start(now, b.reqs.get(rid).op);
+            d.st.diskstats.start(now, op);
             let mut ctx = dev_ctx!(b, now, d);
-            let r = b.reqs.get(rid);
-            let bio = b.bios.get(id);
             if d.st.qos_any.has(QosHooks::TRACK) {
+                // looked up here: each look-up's stale-id check is a panic
+                // the compiler may not move past the test
+                let (r, bio) = (b.reqs.get(rid), b.bios.get(id));
                 for q in d.st.qos_in(QosHooks::TRACK) {
                     q.track(&mut ctx, r, bio);
                 }
@@ -511,12 +513,13 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.tag_bits.put(rq.tag);
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
-            let mut ctx = dev_ctx!(b, now, d);
             // the elevators do not look the finished request up
             if d.st.elv_hooks.completes {
+                let mut ctx = dev_ctx!(b, now, d);
                 d.st.elv.completed(&mut ctx, &b.reqs, rid);
             }
             if d.st.qos_any.has(QosHooks::DONE) {
+                let mut ctx = dev_ctx!(b, now, d);
                 for q in d.st.qos_in(QosHooks::DONE) {
                     q.done(&mut ctx, rq, &mut released);
                 }
@@ -556,15 +559,14 @@ pub(crate) trait BlkMq: BlkHost {
     fn bio_endio(&mut self, dev: DevId, id: BioId, released: &mut Vec<BioId>) {
         let now = self.now();
         let b = self.blk();
-        let left = {
-            let bio = b.bios.get_mut(id);
-            bio.pending_frags -= 1;
-            bio.pending_frags
-        };
-        if left > 0 {
+        let bio = b.bios.get_mut(id);
+        bio.pending_frags -= 1;
+        if bio.pending_frags > 0 {
             return;
         }
-        b.bios.get_mut(id).t_done = now;
+        bio.t_done = now;
+        // the done_bio hooks read the bio, never change it
+        let origin = bio.origin;
         {
             let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
@@ -576,7 +578,6 @@ pub(crate) trait BlkMq: BlkHost {
                 }
             }
         }
-        let origin = b.bios.get(id).origin;
         b.bios.free(id);
         match origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),
