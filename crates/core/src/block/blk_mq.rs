@@ -465,7 +465,8 @@ pub(crate) trait BlkMq: BlkHost {
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
-        if let Some(t) = d.st.elv.next_run() {
+        // a scheduler that arms no runs keeps the default `next_run` (None)
+        if let Some(t) = d.st.elv_hooks.timed.then(|| d.st.elv.next_run()).flatten() {
             d.st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
         }
         if to_lower.is_empty() {
