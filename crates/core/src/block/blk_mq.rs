@@ -499,7 +499,15 @@ pub(crate) trait BlkMq: BlkHost {
     fn complete_request(&mut self, dev: DevId, rid: ReqId) {
         let now = self.now();
         let b = self.blk();
-        let mut released = std::mem::take(&mut b.released);
+        // only the done and done_bio hooks release bios here: without them
+        // the list stays empty, and the shared one is not taken
+        let hooks = b.devs[dev as usize].st.qos_any;
+        let hooked = hooks.has(QosHooks::DONE) || hooks.has(QosHooks::DONE_BIO);
+        let mut released = if hooked {
+            std::mem::take(&mut b.released)
+        } else {
+            Vec::new()
+        };
         let was_full = {
             let d = &b.devs[dev as usize];
             d.st.in_device >= d.info.queue_depth
@@ -536,8 +544,10 @@ pub(crate) trait BlkMq: BlkHost {
         for &bi in &bios {
             self.bio_endio(dev, bi, &mut released);
         }
-        self.continue_released(dev, &mut released);
-        self.blk().released = released;
+        if hooked {
+            self.continue_released(dev, &mut released);
+            self.blk().released = released;
+        }
         // a released bio re-armed its members in `qos_throttle`
         if self.blk().devs[dev as usize]
             .st
