@@ -125,18 +125,30 @@ pub(crate) trait BlkMq: BlkHost {
     /// The kernel splits off the front and resubmits the remainder; the pieces
     /// are handled one after another by the submitting context, the original
     /// bio carries the last piece and completes when all pieces have.
+    ///
+    /// A bio within the limit goes on whole; the cutting is out of line
+    /// (`split_bio`), so that this path, taken by every bio, does not set
+    /// up its frame.
     fn split_and_start(&mut self, dev: DevId, id: BioId) {
-        let now = self.now();
         let b = self.blk();
         let max = b.devs[dev as usize].info.max_bytes();
+        let bio = b.bios.get_mut(id);
+        if max == 0 || bio.bytes <= max || !b.switches.is("blk.split", "on") {
+            bio.pending_frags = 1;
+            return self.start_piece(dev, id);
+        }
+        self.split_bio(dev, id, max);
+    }
+
+    /// The cutting of [`BlkMq::split_and_start`], for a bio over `max` bytes.
+    #[inline(never)]
+    fn split_bio(&mut self, dev: DevId, id: BioId, max: u32) {
+        let now = self.now();
+        let b = self.blk();
         let (bytes, sector) = {
             let bio = b.bios.get(id);
             (bio.bytes, bio.sector)
         };
-        if max == 0 || bytes <= max || !b.switches.is("blk.split", "on") {
-            b.bios.get_mut(id).pending_frags = 1;
-            return self.start_piece(dev, id);
-        }
         let pieces = bytes.div_ceil(max);
         let template = b.bios.get(id).clone();
         if b.devs[dev as usize].st.throttle.is_active() {
@@ -186,12 +198,17 @@ pub(crate) trait BlkMq: BlkHost {
     }
 
     /// `blk_mq_attempt_bio_merge` → the scheduler's bio_merge, then `rq_qos_merge`.
+    /// Without a scheduler that merges bios, the test alone, inlined.
+    #[inline(always)]
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
+        self.blk().devs[dev as usize].st.elv_hooks.merges && self.merge_bio(dev, id)
+    }
+
+    /// [`BlkMq::try_merge`] with a scheduler that merges bios.
+    #[inline(never)]
+    fn merge_bio(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
-        if !b.devs[dev as usize].st.elv_hooks.merges {
-            return false;
-        }
         let merged = {
             let d = &mut b.devs[dev as usize];
             let mut ctx = dev_ctx!(b, now, d);
