@@ -234,13 +234,14 @@ pub(crate) trait BlkMq: BlkHost {
     /// `rq_qos_throttle`, resuming after the member that released the bio.
     fn qos_throttle(&mut self, dev: DevId, id: BioId) {
         let now = self.now();
-        let start = self.blk().bios.get(id).qos_pos as usize;
         let st = &self.blk().devs[dev as usize].st;
         // a member without the hook would let the bio go, arming nothing
-        let n = if st.qos_any.has(QosHooks::THROTTLE) {
-            st.qos.len()
+        // (and with none, where to resume is not looked up)
+        let (start, n) = if st.qos_any.has(QosHooks::THROTTLE) {
+            let n = st.qos.len();
+            (self.blk().bios.get(id).qos_pos as usize, n)
         } else {
-            0
+            (0, 0)
         };
         for i in start..n {
             if !self.blk().devs[dev as usize].st.qos_hooks[i].has(QosHooks::THROTTLE) {
