@@ -29,7 +29,7 @@
 //! `queue.rs` (qnodes, service queues, pending trees, timers), `dispatch.rs`
 //! (submission path, dispatch rounds, the pending timer and the issue work),
 //! `gate.rs` (the submission path's shortcut through a level whose limits
-//! cannot bind at this jiffy).
+//! cannot bind at this jiffy, and the walk up the levels it lets through).
 
 mod dispatch;
 mod gate;
