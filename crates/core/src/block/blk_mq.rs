@@ -455,12 +455,12 @@ pub(crate) trait BlkMq: BlkHost {
             let Some(rid) = d.st.elv.dispatch(&mut ctx, &mut b.reqs) else {
                 break;
             };
-            // one look-up for the whole issue (each is a stale-id check)
             let r = b.reqs.get_mut(rid);
             r.issue_time = now;
             for &bi in &r.bios {
                 b.bios.get_mut(bi).t_issue = now;
             }
+            let r = b.reqs.get(rid);
             if d.st.qos_any.has(QosHooks::ISSUE) {
                 for q in d.st.qos_in(QosHooks::ISSUE) {
                     q.issue(&mut ctx, r);
@@ -480,7 +480,7 @@ pub(crate) trait BlkMq: BlkHost {
                 continue;
             }
             let done = d.st.model.issue(now, r.op, r.sector, r.bytes).max(now);
-            r.done_time = done;
+            b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
         // a scheduler that arms no runs keeps the default `next_run` (None)
