@@ -35,8 +35,8 @@ pub(crate) trait BlkMq: BlkHost {
         b.peak_bios = b.peak_bios.max(b.bios.len());
         let bio = b.bios.get_mut(id);
         bio.t_submit = now;
-        let dev = bio.dev;
-        if b.devs[dev as usize].st.throttle.is_active() && !b.bios.get(id).flags.throttled {
+        let (dev, throttled) = (bio.dev, bio.flags.throttled);
+        if b.devs[dev as usize].st.throttle.is_active() && !throttled {
             let held = {
                 let d = &mut b.devs[dev as usize];
                 let mut ctx = dev_ctx!(b, now, d);
@@ -125,18 +125,30 @@ pub(crate) trait BlkMq: BlkHost {
     /// The kernel splits off the front and resubmits the remainder; the pieces
     /// are handled one after another by the submitting context, the original
     /// bio carries the last piece and completes when all pieces have.
+    ///
+    /// A bio within the limit goes on whole; the cutting is out of line
+    /// (`split_bio`), so that this path, taken by every bio, does not set
+    /// up its frame.
     fn split_and_start(&mut self, dev: DevId, id: BioId) {
-        let now = self.now();
         let b = self.blk();
         let max = b.devs[dev as usize].info.max_bytes();
+        let bio = b.bios.get_mut(id);
+        if max == 0 || bio.bytes <= max || !b.switches.is("blk.split", "on") {
+            bio.pending_frags = 1;
+            return self.start_piece(dev, id);
+        }
+        self.split_bio(dev, id, max);
+    }
+
+    /// The cutting of [`BlkMq::split_and_start`], for a bio over `max` bytes.
+    #[inline(never)]
+    fn split_bio(&mut self, dev: DevId, id: BioId, max: u32) {
+        let now = self.now();
+        let b = self.blk();
         let (bytes, sector) = {
             let bio = b.bios.get(id);
             (bio.bytes, bio.sector)
         };
-        if max == 0 || bytes <= max || !b.switches.is("blk.split", "on") {
-            b.bios.get_mut(id).pending_frags = 1;
-            return self.start_piece(dev, id);
-        }
         let pieces = bytes.div_ceil(max);
         let template = b.bios.get(id).clone();
         if b.devs[dev as usize].st.throttle.is_active() {
@@ -186,12 +198,17 @@ pub(crate) trait BlkMq: BlkHost {
     }
 
     /// `blk_mq_attempt_bio_merge` → the scheduler's bio_merge, then `rq_qos_merge`.
+    /// Without a scheduler that merges bios, the test alone, inlined.
+    #[inline(always)]
     fn try_merge(&mut self, dev: DevId, id: BioId) -> bool {
+        self.blk().devs[dev as usize].st.elv_hooks.merges && self.merge_bio(dev, id)
+    }
+
+    /// [`BlkMq::try_merge`] with a scheduler that merges bios.
+    #[inline(never)]
+    fn merge_bio(&mut self, dev: DevId, id: BioId) -> bool {
         let now = self.now();
         let b = self.blk();
-        if !b.devs[dev as usize].st.elv_hooks.merges {
-            return false;
-        }
         let merged = {
             let d = &mut b.devs[dev as usize];
             let mut ctx = dev_ctx!(b, now, d);
@@ -217,13 +234,14 @@ pub(crate) trait BlkMq: BlkHost {
     /// `rq_qos_throttle`, resuming after the member that released the bio.
     fn qos_throttle(&mut self, dev: DevId, id: BioId) {
         let now = self.now();
-        let start = self.blk().bios.get(id).qos_pos as usize;
         let st = &self.blk().devs[dev as usize].st;
         // a member without the hook would let the bio go, arming nothing
-        let n = if st.qos_any.has(QosHooks::THROTTLE) {
-            st.qos.len()
+        // (and with none, where to resume is not looked up)
+        let (start, n) = if st.qos_any.has(QosHooks::THROTTLE) {
+            let n = st.qos.len();
+            (self.blk().bios.get(id).qos_pos as usize, n)
         } else {
-            0
+            (0, 0)
         };
         for i in start..n {
             if !self.blk().devs[dev as usize].st.qos_hooks[i].has(QosHooks::THROTTLE) {
@@ -274,14 +292,16 @@ pub(crate) trait BlkMq: BlkHost {
             wbt_acct: bio.wbt_acct,
             tag,
         };
+        let op = rq.op;
         let rid = b.reqs.insert(rq);
         {
             let d = &mut b.devs[dev as usize];
-            d.st.diskstats.start(now, b.reqs.get(rid).op);
+            d.st.diskstats.start(now, op);
             let mut ctx = dev_ctx!(b, now, d);
-            let r = b.reqs.get(rid);
-            let bio = b.bios.get(id);
             if d.st.qos_any.has(QosHooks::TRACK) {
+                // looked up here: each look-up's stale-id check is a panic
+                // the compiler may not move past the test
+                let (r, bio) = (b.reqs.get(rid), b.bios.get(id));
                 for q in d.st.qos_in(QosHooks::TRACK) {
                     q.track(&mut ctx, r, bio);
                 }
@@ -463,7 +483,8 @@ pub(crate) trait BlkMq: BlkHost {
             b.reqs.get_mut(rid).done_time = done;
             clk.q.push(done, Ev::Complete(dev, rid));
         }
-        if let Some(t) = d.st.elv.next_run() {
+        // a scheduler that arms no runs keeps the default `next_run` (None)
+        if let Some(t) = d.st.elv_hooks.timed.then(|| d.st.elv.next_run()).flatten() {
             d.st.elv_armed.set(&mut clk.q, Some(t), Ev::Elevator(dev));
         }
         if to_lower.is_empty() {
@@ -496,7 +517,15 @@ pub(crate) trait BlkMq: BlkHost {
     fn complete_request(&mut self, dev: DevId, rid: ReqId) {
         let now = self.now();
         let b = self.blk();
-        let mut released = std::mem::take(&mut b.released);
+        // only the done and done_bio hooks release bios here: without them
+        // the list stays empty, and the shared one is not taken
+        let hooks = b.devs[dev as usize].st.qos_any;
+        let hooked = hooks.has(QosHooks::DONE) || hooks.has(QosHooks::DONE_BIO);
+        let mut released = if hooked {
+            std::mem::take(&mut b.released)
+        } else {
+            Vec::new()
+        };
         let was_full = {
             let d = &b.devs[dev as usize];
             d.st.in_device >= d.info.queue_depth
@@ -511,12 +540,13 @@ pub(crate) trait BlkMq: BlkHost {
             d.st.tag_bits.put(rq.tag);
             d.st.rqs_done += 1;
             d.st.diskstats.done(now, rq.op, rq.sectors(), rq.start_time);
-            let mut ctx = dev_ctx!(b, now, d);
             // the elevators do not look the finished request up
             if d.st.elv_hooks.completes {
+                let mut ctx = dev_ctx!(b, now, d);
                 d.st.elv.completed(&mut ctx, &b.reqs, rid);
             }
             if d.st.qos_any.has(QosHooks::DONE) {
+                let mut ctx = dev_ctx!(b, now, d);
                 for q in d.st.qos_in(QosHooks::DONE) {
                     q.done(&mut ctx, rq, &mut released);
                 }
@@ -532,8 +562,10 @@ pub(crate) trait BlkMq: BlkHost {
         for &bi in &bios {
             self.bio_endio(dev, bi, &mut released);
         }
-        self.continue_released(dev, &mut released);
-        self.blk().released = released;
+        if hooked {
+            self.continue_released(dev, &mut released);
+            self.blk().released = released;
+        }
         // a released bio re-armed its members in `qos_throttle`
         if self.blk().devs[dev as usize]
             .st
@@ -556,15 +588,14 @@ pub(crate) trait BlkMq: BlkHost {
     fn bio_endio(&mut self, dev: DevId, id: BioId, released: &mut Vec<BioId>) {
         let now = self.now();
         let b = self.blk();
-        let left = {
-            let bio = b.bios.get_mut(id);
-            bio.pending_frags -= 1;
-            bio.pending_frags
-        };
-        if left > 0 {
+        let bio = b.bios.get_mut(id);
+        bio.pending_frags -= 1;
+        if bio.pending_frags > 0 {
             return;
         }
-        b.bios.get_mut(id).t_done = now;
+        bio.t_done = now;
+        // the done_bio hooks read the bio, never change it
+        let origin = bio.origin;
         {
             let d = &mut b.devs[dev as usize];
             d.st.bios_done += 1;
@@ -576,7 +607,6 @@ pub(crate) trait BlkMq: BlkHost {
                 }
             }
         }
-        let origin = b.bios.get(id).origin;
         b.bios.free(id);
         match origin {
             Origin::Split { parent } => self.bio_endio(dev, parent, released),

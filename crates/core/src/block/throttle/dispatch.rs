@@ -35,6 +35,10 @@ impl Throttle {
     /// `bio.flags.throttled` is BIO_THROTTLED (2018) / BIO_BPS_THROTTLED
     /// (current): a bio that arrives with it set is a split remainder (current:
     /// checked for iops only) or was already throttled (2018: passes).
+    ///
+    /// The levels the gates let through are walked here (`pass_gates`); the
+    /// rest of `__blk_throtl_bio` is in `submit_full`, out of line, so that a
+    /// bio that passes does not pay for its set-up.
     pub fn submit(&mut self, ctx: &mut Ctx, id: BioId, bio: &mut Bio) -> bool {
         if !self.active {
             return false;
@@ -43,6 +47,42 @@ impl Throttle {
             self.grow(ctx.cgroups);
         }
         let j = self.jiffy.jiffies(ctx.hz, ctx.now);
+        let d = bio.op.is_write() as usize;
+        let mut from = (bio.cg, None);
+        if !self.era.is_2018() {
+            // blk_should_throtl: a split remainder (BIO_BPS_THROTTLED) is
+            // checked for iops only
+            let t = &self.tgs[bio.cg as usize];
+            if !(t.rules_iops[d] || (t.rules_bps[d] && !bio.flags.throttled)) {
+                return false;
+            }
+            if self.shortcut && !bio.flags.throttled {
+                match self.pass_gates(bio.cg, d, charged_size(bio.op, bio.bytes), bio.bytes, j) {
+                    Some(at) => from = at,
+                    None => {
+                        bio.flags.throttled = true;
+                        return false;
+                    }
+                }
+            }
+        }
+        self.submit_full(ctx, id, bio, j, from)
+    }
+
+    /// `__blk_throtl_bio` from level `from.0` (the bio's group, or the first
+    /// level whose gate did not let it through, `from.1` the qnode of the
+    /// level below that it passed): the full checks, and the queueing of a
+    /// bio over the limits. The current era's `blk_should_throtl` was asked
+    /// by the caller.
+    #[inline(never)]
+    fn submit_full(
+        &mut self,
+        ctx: &mut Ctx,
+        id: BioId,
+        bio: &mut Bio,
+        j: u64,
+        from: (CgId, Option<QnRef>),
+    ) -> bool {
         let d = bio.op.is_write() as usize;
         let cg0 = bio.cg;
         let mut qb = QBio {
@@ -54,8 +94,7 @@ impl Throttle {
             bps_throttled: false,
             t_enq: ctx.now,
         };
-        let mut qn: Option<QnRef> = None;
-        let mut tg = cg0;
+        let (mut tg, mut qn) = from;
         if self.era.is_2018() {
             if bio.flags.throttled {
                 return false;
@@ -74,7 +113,7 @@ impl Throttle {
                     break;
                 }
                 self.charge_2018(tg, &qb);
-                self.tgs[tg as usize].stats.count_pass(&qb);
+                self.tgs[tg as usize].stats.count_pass(d, qb.bytes);
                 self.trim_slice(tg, d, j);
                 qn = Some(QnRef {
                     owner: tg,
@@ -86,12 +125,6 @@ impl Throttle {
                 }
             }
         } else {
-            // blk_should_throtl: a split remainder (BIO_BPS_THROTTLED) is
-            // checked for iops only
-            let t = &self.tgs[cg0 as usize];
-            if !(t.rules_iops[d] || (t.rules_bps[d] && !bio.flags.throttled)) {
-                return false;
-            }
             qb.bps_throttled = bio.flags.throttled;
             let (s, hz) = (self.slice, self.hz);
             let fast_ok = self.shortcut && !qb.bps_throttled;
@@ -114,7 +147,7 @@ impl Throttle {
                     }
                     &mut self.tgs[tg as usize]
                 };
-                t.stats.count_pass(&qb);
+                t.stats.count_pass(d, qb.bytes);
                 qn = Some(QnRef {
                     owner: tg,
                     on_parent: true,
@@ -521,7 +554,7 @@ impl Throttle {
         let st = &mut self.tgs[cg as usize].stats;
         st.wait_ns[d] += waited;
         st.max_wait_ns[d] = st.max_wait_ns[d].max(waited);
-        st.count_pass(&qb);
+        st.count_pass(qb.dir as usize, qb.bytes);
         qb.t_enq = now;
         match self.tgs[cg as usize].parent {
             Some(p) => {

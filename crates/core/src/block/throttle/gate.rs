@@ -16,7 +16,9 @@
 //! bit for bit (`throttle::tests_gate` drives both paths side by side).
 
 use super::wait::{bps_window, bytes_allowed, io_allowed, rounddown, roundup};
-use super::{Tg, BPS_MAX, IOPS_MAX};
+use super::queue::QnRef;
+use super::{Throttle, Tg, BPS_MAX, IOPS_MAX};
+use crate::block::blk_cgroup::CgId;
 
 /// What a bio passing one level in one direction needs, evaluated for one
 /// jiffy and one slice window.
@@ -50,6 +52,12 @@ impl Gate {
     /// `tg_within_iops_limit` (block/blk-throttle.c) on a window that
     /// `tg_update_slice`, `throtl_extend_slice` and `throtl_trim_slice` leave
     /// unchanged.
+    ///
+    /// Out of line: it runs once per jiffy and window, and inlined it made
+    /// `pass_gate`, which runs at every level of every bio, too large to be
+    /// inlined into its two callers.
+    #[cold]
+    #[inline(never)]
     fn evaluate(tg: &Tg, d: usize, j: u64, s: u64, hz: u64) -> Gate {
         let (start, end) = (tg.slice_start[d], tg.slice_end[d]);
         let (bps, iops) = (tg.conf.bps[d], tg.conf.iops[d]);
@@ -130,5 +138,42 @@ impl Tg {
         self.bytes_disp[d] += size;
         self.io_disp[d] += 1;
         true
+    }
+}
+
+impl Throttle {
+    /// The levels of `__blk_throtl_bio` (current era) that the gates let a
+    /// bio through, from its group `cg` up, each charged and counted as the
+    /// full path would. `None`: it passed the top level (the caller sets
+    /// BIO_BPS_THROTTLED). Otherwise the level where the full path must
+    /// decide, with nothing changed there, and the qnode of the level below
+    /// that the bio passed (`None` at its own group).
+    #[inline]
+    pub(super) fn pass_gates(
+        &mut self,
+        cg: CgId,
+        d: usize,
+        size: u32,
+        bytes: u32,
+        j: u64,
+    ) -> Option<(CgId, Option<QnRef>)> {
+        let (s, hz) = (self.slice, self.hz);
+        let mut tg = cg;
+        let mut below = None;
+        loop {
+            let t = &mut self.tgs[tg as usize];
+            if !t.pass_gate(d, size, j, s, hz) {
+                return Some((tg, below));
+            }
+            t.stats.count_pass(d, bytes);
+            below = Some(QnRef {
+                owner: tg,
+                on_parent: true,
+            });
+            match t.parent {
+                Some(p) => tg = p,
+                None => return None,
+            }
+        }
     }
 }

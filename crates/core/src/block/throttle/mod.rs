@@ -29,7 +29,7 @@
 //! `queue.rs` (qnodes, service queues, pending trees, timers), `dispatch.rs`
 //! (submission path, dispatch rounds, the pending timer and the issue work),
 //! `gate.rs` (the submission path's shortcut through a level whose limits
-//! cannot bind at this jiffy).
+//! cannot bind at this jiffy, and the walk up the levels it lets through).
 
 mod dispatch;
 mod gate;
@@ -168,10 +168,9 @@ pub(crate) struct TgStats {
 impl TgStats {
     /// A bio passed this level.
     #[inline]
-    fn count_pass(&mut self, qb: &QBio) {
-        let d = qb.dir as usize;
+    fn count_pass(&mut self, d: usize, bytes: u32) {
         self.passed[d] += 1;
-        self.passed_bytes[d] += qb.bytes as u64;
+        self.passed_bytes[d] += bytes as u64;
     }
 }
 
