@@ -27,7 +27,7 @@ use blklab_core::drivers::linear::LinearSpec;
 use blklab_core::drivers::ssd::{LatencyDist, Placement, SsdSpec};
 use blklab_core::drivers::ModelSpec;
 use blklab_core::sim::background::Background;
-use blklab_core::sim::cpus::HostCpus;
+use blklab_core::sim::host_cpus::HostCpus;
 use blklab_core::CpuCosts;
 
 use crate::facts::DeviceFacts;

@@ -402,7 +402,7 @@ fn a_cpu_bound_device_is_fitted_on_the_hosts_cpus() {
 fn a_cpu_bound_devices_completion_cost_is_fitted() {
     let (truth, jobs, hf) = fast_ssd_on_two_cpus(8, 15.0, 2_000_000_000);
     for truth_irq_ns in [0u64, 300] {
-        let mut cpus = blklab_core::sim::cpus::HostCpus::measured(2);
+        let mut cpus = blklab_core::sim::host_cpus::HostCpus::measured(2);
         cpus.irq_ns = truth_irq_ns;
         let host = HostCosts {
             cpu: CpuCosts {
@@ -465,7 +465,7 @@ fn a_loaded_hosts_qd1_p99_does_not_blow_up_the_wake_tail() {
 /// The known tmpfs loop of `known_tmpfs_loop_measured` on a host whose
 /// CPUs are stalled by background work (`bg`; none: the default).
 fn known_tmpfs_loop_stalled(bg: blklab_core::sim::background::Background) -> (Measured, Vec<Job>) {
-    use blklab_core::sim::cpus::HostCpus;
+    use blklab_core::sim::host_cpus::HostCpus;
     let truth = crate::loop_fit::tmpfs_loop(3_000, 250);
     let host = HostCosts {
         cpu: CpuCosts {
@@ -529,9 +529,9 @@ fn a_loaded_hosts_tails_fit_no_stalls_and_say_why() {
     }
     let sim_bg = |bg: blklab_core::sim::background::Background, j: &Job| {
         let mut host = HostCosts::default();
-        host.cpu.cpus = blklab_core::sim::cpus::HostCpus {
+        host.cpu.cpus = blklab_core::sim::host_cpus::HostCpus {
             background: bg,
-            ..blklab_core::sim::cpus::HostCpus::measured(2)
+            ..blklab_core::sim::host_cpus::HostCpus::measured(2)
         };
         sim(&crate::loop_fit::tmpfs_loop(3_000, 250), &host, j)
     };

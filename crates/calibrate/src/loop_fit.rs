@@ -35,7 +35,7 @@
 use blklab_core::drivers::loop_dev::LoopSpec;
 use blklab_core::drivers::ModelSpec;
 use blklab_core::sim::background::Background;
-use blklab_core::sim::cpus::{HostCpus, DEFAULT_WAKE_NS};
+use blklab_core::sim::host_cpus::{HostCpus, DEFAULT_WAKE_NS};
 
 use crate::fio_run::{FioResult, Measured};
 use crate::plan::{self, Job};

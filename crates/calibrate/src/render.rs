@@ -264,7 +264,7 @@ mod tests {
                 host: crate::fit::HostCosts {
                     cpu: CpuCosts {
                         submit_ns: 2_600,
-                        cpus: blklab_core::sim::cpus::HostCpus {
+                        cpus: blklab_core::sim::host_cpus::HostCpus {
                             wake_tail_ns: 4_000,
                             // printed only when fitted (stall_fit)
                             background: blklab_core::sim::background::Background {
@@ -272,7 +272,7 @@ mod tests {
                                 stall_ns: 90_000,
                                 ..Default::default()
                             },
-                            ..blklab_core::sim::cpus::HostCpus::measured(2)
+                            ..blklab_core::sim::host_cpus::HostCpus::measured(2)
                         },
                         ..CpuCosts::default()
                     },
@@ -315,7 +315,7 @@ mod tests {
         // a CPU-bound device's free-host models carry the host they were
         // fitted on; the loop model always does
         let mut bound = fit.clone();
-        bound.host.cpu.cpus = blklab_core::sim::cpus::HostCpus::measured(2);
+        bound.host.cpu.cpus = blklab_core::sim::host_cpus::HostCpus::measured(2);
         for k in [ModelKind::Ssd, ModelKind::Loop] {
             let text = device_block(&facts, &bound, k);
             assert!(text.starts_with("[host]\ncpus = 2"), "{text}");

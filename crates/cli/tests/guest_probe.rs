@@ -15,7 +15,7 @@
 
 mod common;
 use blklab_conformance::metrics::Metric;
-use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
+use blklab_core::sim::host_cpus::DEFAULT_WAKE_NS;
 use common::*;
 
 /// The loop worker's cost per request in the guest expression.

@@ -165,7 +165,7 @@ pub fn describe(raw: &RawSpeed) -> String {
 mod tests {
     use super::*;
     use crate::probe_cpu::QuietProbe;
-    use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
+    use blklab_core::sim::host_cpus::DEFAULT_WAKE_NS;
 
     fn job(ios: u64, slat_ns: f64, usr: f64, sys: f64, runtime_ms: u64, ctx: u64) -> String {
         format!(

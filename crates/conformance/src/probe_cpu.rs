@@ -4,7 +4,7 @@
 //! fio's own in-call cost (`fio_costs`, `--sim-costs measured`; issue 13).
 
 use crate::metrics::{fio_jobs, num};
-use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
+use blklab_core::sim::host_cpus::DEFAULT_WAKE_NS;
 
 /// The jobs per quiet-submit probe and their depth: the bfq none twin's
 /// group (4 jobs at QD8), whose real slat on debian-6.12 is 6.2 µs against

@@ -11,7 +11,7 @@ use crate::cases::{Case, HostDevice};
 use crate::loop_device::{RawSpeed, FILE_BYTES};
 use crate::metrics::{from_fio_json, Metrics};
 use crate::qos_loop::{Collect, VrateAdj};
-use blklab_core::sim::cpus::DEFAULT_SUBMIT_RETURN_NS;
+use blklab_core::sim::host_cpus::DEFAULT_SUBMIT_RETURN_NS;
 use blklab_core::sim::trace::TraceSink;
 
 use crate::fio_costs::{fio_costs, probe_costs, REAP_NS};
@@ -342,7 +342,7 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         LoopAs::Worker(Some(ns)) => Some(ns),
         LoopAs::Worker(None) => {
             let wakes_ns = if dev.sim.cpus > 0 {
-                2 * blklab_core::sim::cpus::DEFAULT_WAKE_NS
+                2 * blklab_core::sim::host_cpus::DEFAULT_WAKE_NS
             } else {
                 0
             };

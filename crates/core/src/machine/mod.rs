@@ -243,8 +243,8 @@ impl Sim {
                 },
                 cpu: cfg.cpu,
                 cpus: crate::sim::cpus::Cpus::new(
-                    crate::sim::cpus::HostCpus {
-                        fair: crate::sim::cpus::FairModel::of(cfg.switches.get("sched.fair")),
+                    crate::sim::host_cpus::HostCpus {
+                        fair: crate::sim::host_cpus::FairModel::of(cfg.switches.get("sched.fair")),
                         tick_ns: cfg.hz.ns_per_jiffy(),
                         ..cfg.cpu.cpus
                     },

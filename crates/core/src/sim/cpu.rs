@@ -1,6 +1,6 @@
 //! The host's CPU costs per operation.
 
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 use crate::sim::time::Ns;
 
 /// Per-I/O CPU costs of the submitting task. On the free host (`cpus.nr ==

@@ -11,6 +11,7 @@ pub mod cpus;
 pub mod eevdf;
 pub mod engine;
 pub mod fair;
+pub mod host_cpus;
 pub mod kerr;
 pub mod prefetch;
 pub mod probe;

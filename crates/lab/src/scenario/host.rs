@@ -4,7 +4,7 @@
 //! See docs/scenario.md and docs/fidelity/cpus.md.
 
 use blklab_core::sim::background::{Background, StallDist};
-use blklab_core::sim::cpus::HostCpus;
+use blklab_core::sim::host_cpus::HostCpus;
 use blklab_core::sim::sched_features::SchedFeatures;
 use blklab_core::CpuCosts;
 use serde::Deserialize;
@@ -44,7 +44,7 @@ pub(super) struct RawHost {
     /// kworker (machine/kthrotld.rs), not in the timer call (default false).
     kthrotld: Option<Spanned<toml::Value>>,
     /// That work item's CPU time per bio it issues (only with `kthrotld`;
-    /// default `blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO`).
+    /// default `blklab_core::sim::host_cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO`).
     throtl_dispatch_ns_per_bio: Option<Spanned<toml::Value>>,
     /// Every getevents call of an async job costs `reap_ns`, also one that
     /// finds its completions waiting (`HostCpus::reap_every_call`; default
@@ -368,7 +368,7 @@ impl Builder<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::Scenario;
-    use blklab_core::sim::cpus::HostCpus;
+    use blklab_core::sim::host_cpus::HostCpus;
 
     const DEV: &str = "[[device]]\nname = \"sda\"\ndevno = \"8:0\"\n[device.model]\nkind = \"nullb\"\n[[job]]\ncmdline = \"--name=a\"\n";
 
@@ -408,7 +408,7 @@ mod tests {
         assert_eq!(c.cpus.kblockd_ns, 5500);
         assert_eq!(
             c.cpus.throtl_dispatch_ns_per_bio,
-            blklab_core::sim::cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO,
+            blklab_core::sim::host_cpus::DEFAULT_THROTL_DISPATCH_NS_PER_BIO,
             "the guests' figure unless asked for"
         );
         assert!(!c.cpus.kthrotld, "off unless asked for");

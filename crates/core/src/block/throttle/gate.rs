@@ -15,9 +15,9 @@
 //! full path runs. This is not a kernel structure; the outcome is the kernel's
 //! bit for bit (`throttle::tests_gate` drives both paths side by side).
 
-use super::wait::{bps_window, bytes_allowed, io_allowed, rounddown, roundup};
 use super::queue::QnRef;
-use super::{Throttle, Tg, BPS_MAX, IOPS_MAX};
+use super::wait::{bps_window, bytes_allowed, io_allowed, rounddown, roundup};
+use super::{Tg, Throttle, BPS_MAX, IOPS_MAX};
 use crate::block::blk_cgroup::CgId;
 
 /// What a bio passing one level in one direction needs, evaluated for one

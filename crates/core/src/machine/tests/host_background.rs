@@ -4,7 +4,7 @@
 use super::host_cpus::{host, ios, run, PER_IO_NS};
 use super::*;
 use crate::sim::background::{Background, StallDist, Stalls};
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 
 /// 100 µs stalls starting every 1 ms on average: 10 % of a busy CPU.
 const STALLS: Background = Background {

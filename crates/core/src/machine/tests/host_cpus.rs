@@ -4,7 +4,7 @@
 //! follows from the costs.
 
 use super::*;
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 
 const SUBMIT_NS: u64 = 2_000;
 pub(super) const REAP_NS: u64 = 1_000;

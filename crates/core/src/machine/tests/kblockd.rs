@@ -6,7 +6,7 @@
 use super::host_cpus::{host, REAP_NS, WAKE_NS};
 use super::*;
 use crate::drivers::loop_dev::LoopSpec;
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 
 const WORKER_NS: u64 = 4_000;
 const KBLOCKD_NS: u64 = 3_000;

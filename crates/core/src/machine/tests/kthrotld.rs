@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use super::host_cpus::{host, WAKE_NS};
 use super::*;
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 use crate::sim::time::Ns;
 use crate::sim::trace::TraceSink;
 

@@ -65,7 +65,7 @@ fn engine_async_depth_limits_writes_to_their_shallow_depth() {
 #[test]
 fn a_futile_tag_retry_costs_the_woken_task_its_cpu() {
     use super::host_cpus::host;
-    use crate::sim::cpus::HostCpus;
+    use crate::sim::host_cpus::HostCpus;
     const RETRY_NS: u64 = 4_000;
     let run = |retry_ns: u64, cpus: u32| {
         let mut dev = nullb_dev(1_000_000, 64);

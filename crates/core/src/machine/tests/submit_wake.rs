@@ -8,7 +8,7 @@
 use super::host_cpus::host;
 use super::loop_worker::tmpfs_loop;
 use super::*;
-use crate::sim::cpus::HostCpus;
+use crate::sim::host_cpus::HostCpus;
 
 /// The tests' submit call (mod.rs `config`) and its way back.
 const SUBMIT_NS: u64 = 2_000;
