@@ -20,6 +20,7 @@ pub mod other_costs;
 pub mod probe_cpu;
 pub mod proc_stat;
 pub mod qos_loop;
+pub mod quiet_kworkers;
 pub mod render;
 pub mod result;
 pub mod sched_cost;

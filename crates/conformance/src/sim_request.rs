@@ -32,7 +32,9 @@ use blklab_core::sim::sched_features::SchedFeatures;
 /// holds none of it (`--sim-loop worker` without NS derives the 1 µs floor
 /// from it). Simplified: the same figure on both levels of the stacked
 /// capped disk (the trace gives their sum, not the split)
-/// (docs/fidelity/guest-machine.md).
+/// (docs/fidelity/guest-machine.md). `--sim-costs measured` puts the
+/// guest's own in its place on every level, from the quiet-submit probe's
+/// trace (quiet_kworkers.rs).
 pub const GUEST_LOOP_WORKER_NS: u64 = 4_000;
 
 /// The waker's side of a wake-up (`[host] waker_ns`) in the guest
@@ -171,6 +173,10 @@ impl SimRequest {
         if side == RealSide::Host && self.costs.uses(CostSource::Measured) {
             return Err("--sim-costs measured needs a QEMU guest (--kernel debian-6.12, ...): the quiet-submit probe runs there".into());
         }
+        if matches!(self.loop_as, Some(LoopAs::Worker(_))) && self.costs.uses(CostSource::Measured)
+        {
+            return Err("--sim-loop worker[:NS] and --sim-costs measured both set the loop worker's cost (measured takes the quiet-submit probe's): give one".into());
+        }
         if waker_ns > 1_000_000_000 {
             return Err(format!("--sim-waker {waker_ns}: at most 1000000000 ns"));
         }
@@ -241,10 +247,15 @@ impl SimChoices {
                 loop_words(self.loop_as)
             );
         }
+        let loop_device = match self.loop_as {
+            LoopAs::Worker(_) if self.costs.judged == CostSource::Measured => {
+                "with workers of the quiet-submit probe's measured cost per level".to_string()
+            }
+            l => loop_words(l),
+        };
         format!(
-            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}{}{}",
+            "simulated host: {} CPU(s), loop device {loop_device}, wake-up preemption {}{}{}",
             self.cpus,
-            loop_words(self.loop_as),
             if self.wakeup_preempt { "on" } else { "off" },
             if self.kthrotld {
                 ", blk-throttle's release through kthrotld"
@@ -467,6 +478,14 @@ mod tests {
                 slat_ns: 2_500,
                 cpu_per_io_ns: 9_000,
                 ctx_per_kio: 0,
+                // 3.5 µs of kworker CPU per request, 0.1 fio wake-ups and
+                // 0.05 switch-ins: a 3.15 µs worker
+                kworkers: Some(crate::quiet_kworkers::QuietKworkers {
+                    ios: 1_000,
+                    kworker_ns: 3_500_000,
+                    fio_wakes: 100,
+                    switch_ins: 50,
+                }),
             }),
             ..crate::loop_device::RawSpeed::default()
         };
@@ -475,6 +494,12 @@ mod tests {
         // to the (smaller) submit cost
         assert!(t.contains("submit_ns = 2500\nreap_ns = 6500\n"), "{t}");
         assert!(t.contains("submit_return_ns = 2500\n"), "{t}");
+        // both levels of the stacked disk get the trace's worker
+        assert_eq!(t.matches("worker_ns = 3150\n").count(), 2, "{t}");
+        assert!(!t.contains("worker_ns = 4000"), "{t}");
+        assert!(guest
+            .describe()
+            .contains("workers of the quiet-submit probe's measured cost"));
         let probe = crate::sim::SimDevice {
             sim: SimChoices {
                 costs: Default::default(),
@@ -484,6 +509,8 @@ mod tests {
         };
         let t = crate::sim::scenario_text(&c, &probe, &raw, 1);
         assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
+        assert_eq!(t.matches("worker_ns = 4000\n").count(), 2, "{t}");
+        assert!(probe.sim.describe().contains("workers of 4.0 µs per level"));
         assert!(!t.contains("reap_every_call"), "off unless asked for: {t}");
         // --sim-reap-every: the scenario asks for every getevents call's cost
         let every = crate::sim::SimDevice {
@@ -499,5 +526,24 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("no quiet-submit probe"), "{e}");
+        // the worker's cost comes from one place: --sim-loop worker with
+        // measured (judged or reported) is refused, nullb is not
+        for costs in ["measured", "probe,measured"] {
+            let both = SimRequest {
+                costs: costs.parse().unwrap(),
+                loop_as: Some(LoopAs::Worker(Some(4_000))),
+                ..Default::default()
+            };
+            assert!(both
+                .for_side(RealSide::Qemu)
+                .unwrap_err()
+                .contains("both set the loop worker's cost"));
+        }
+        let nullb = SimRequest {
+            costs: "measured".parse().unwrap(),
+            loop_as: Some(LoopAs::Nullb),
+            ..Default::default()
+        };
+        assert!(nullb.for_side(RealSide::Qemu).is_ok());
     }
 }

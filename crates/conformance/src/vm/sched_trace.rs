@@ -141,6 +141,11 @@ pub struct Split {
     /// the waker at once.
     pub fio_woken_by_kworker: u64,
     pub fio_preempts_kworker: u64,
+    /// `sched_switch`es whose next task is a kworker (any work function,
+    /// or none): a kworker's wake-up run and a preempted kworker's resumption
+    /// alike, each a switch-in the model charges `wake_ns` for
+    /// (`Cpus::assign`; quiet_kworkers.rs).
+    pub kworker_switch_ins: u64,
     /// Where a submit call is switched out on its way back to user space
     /// (what `[host] submit_return_ns` models): for each fio task switched
     /// out runnable after issuing a request on the case's device, the time
@@ -233,6 +238,9 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
                     if seen == switches && prev == waker && runnable {
                         w.preempting += 1;
                     }
+                }
+                if kworkers.contains_key(&next) {
+                    s.kworker_switch_ins += 1;
                 }
                 if runnable && procs.contains_key(&prev) {
                     preempted.insert(prev, false);
@@ -396,7 +404,7 @@ pub fn describe(rep: u32, s: &Split) -> String {
         )
     };
     format!(
-        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them{ret}",
+        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them; kworkers switched in {} times{ret}",
         s.window_ns as f64 / 1e6,
         s.ios,
         cpu.join(", "),
@@ -405,6 +413,7 @@ pub fn describe(rep: u32, s: &Split) -> String {
         pct(s.fio_preempted_done, s.fio_preempted),
         s.fio_woken_by_kworker,
         s.fio_preempts_kworker,
+        s.kworker_switch_ins,
     )
 }
 
@@ -493,6 +502,8 @@ mod tests {
         assert_eq!((s.fio_preempted, s.fio_preempted_done), (0, 0));
         // /B woken from the worker, without preempting it
         assert_eq!((s.fio_woken_by_kworker, s.fio_preempts_kworker), (1, 0));
+        // the worker switched in from /A and from idle; not to sh
+        assert_eq!(s.kworker_switch_ins, 2);
         // /A's call switched out 3 µs after its issue, 2 µs after waking
         // the loop worker; /B's blocked
         assert_eq!(s.issue_to_switch_ns, vec![3_000]);
@@ -504,6 +515,7 @@ mod tests {
             "{d}"
         );
         assert!(d.contains("2 requests"), "{d}");
+        assert!(d.contains("kworkers switched in 2 times"), "{d}");
         assert!(d.contains("loop_workfn 2.00 (1.00 items)"), "{d}");
         assert!(
             d.contains("loop_workfn 2 times, 50.0 % preempting fio at once, 3.0 µs to run"),
@@ -548,6 +560,8 @@ mod tests {
         assert_eq!(s.loop_ns(), 12_000);
         assert_eq!(s.kworker_other_ns, 16_000);
         assert_eq!(s.other_ns + s.idle_ns, 0);
+        // kblockd and the loop worker, three times each
+        assert_eq!(s.kworker_switch_ins, 6);
         let w = s.fio_wakes["blk_mq_run_work_fn"];
         assert_eq!((w.count, w.preempting, w.latency_ns), (3, 3, 3_000));
         assert!(
