@@ -12,6 +12,7 @@
 pub mod cases;
 pub mod env;
 pub mod fio_costs;
+pub mod guest_costs;
 pub mod host;
 pub mod host_load;
 pub mod loop_device;

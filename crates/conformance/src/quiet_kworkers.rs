@@ -12,7 +12,7 @@
 //! charges apart from the worker's `worker_ns`:
 //! - the waker's side of each fio wake-up the kworker makes (a completion
 //!   waking its submitter): the model's `[host] waker_ns`, 2 µs in the
-//!   guest expression (`sim_request::GUEST_WAKER_NS`), times
+//!   guest expression (`guest_costs::GUEST_WAKER_NS`), times
 //!   `Split::fio_woken_by_kworker`;
 //! - each switch to a kworker, its wake-up run or its resumption after fio
 //!   preempted it (`sum_exec_runtime` runs from the pick): the model holds
@@ -25,8 +25,7 @@
 //! times in thousands of requests. The subtraction takes the guest
 //! expression's `waker_ns` even when `--sim-waker` changes the scenario's.
 
-use crate::sim_request::GUEST_WAKER_NS;
-use crate::vm::sched_trace::Split;
+use crate::guest_costs::GUEST_WAKER_NS;
 use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
 
 /// Below this the derived worker cost is refused: a tmpfs loop's 4k copy
@@ -35,7 +34,8 @@ use blklab_core::sim::cpus::DEFAULT_WAKE_NS;
 pub const MIN_LOOP_WORKER_NS: u64 = 500;
 
 /// The quiet-submit probe's trace figures the loop worker's cost comes
-/// from (whole window, not per request).
+/// from (whole window, not per request; vm/sched_trace.rs
+/// `Split::quiet_kworkers` takes them from the trace's split).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct QuietKworkers {
     /// Requests issued on the probe's device (`Split::ios`).
@@ -49,15 +49,6 @@ pub struct QuietKworkers {
 }
 
 impl QuietKworkers {
-    pub fn from_split(s: &Split) -> QuietKworkers {
-        QuietKworkers {
-            ios: s.ios,
-            kworker_ns: s.loop_ns() + s.kworker_other_ns,
-            fio_wakes: s.fio_woken_by_kworker,
-            switch_ins: s.kworker_switch_ins,
-        }
-    }
-
     /// The model's charges the guest counts in the kworkers' runtime (ns,
     /// whole window): `waker_ns` per fio wake-up, `wake_ns` per switch-in.
     pub fn charged_apart_ns(&self) -> u64 {
@@ -92,7 +83,6 @@ impl QuietKworkers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     /// debian-6.1's shape: 1000 requests, the worker's 7.9 µs per request
     /// all outside work (its item spans the window), one fio wake-up and
@@ -131,34 +121,6 @@ mod tests {
             ..q
         };
         assert_eq!(odd.worker_ns(), Ok(2_901));
-    }
-
-    #[test]
-    fn the_figures_come_from_the_splits_loop_work_and_kworker_time_outside_work() {
-        let mut work_ns = BTreeMap::new();
-        work_ns.insert("loop_rootcg_workfn".to_string(), 3_000_000);
-        // another work function's time is not the loop's
-        work_ns.insert("blk_mq_run_work_fn".to_string(), 9_000_000);
-        let s = Split {
-            ios: 1000,
-            work_ns,
-            kworker_other_ns: 200_000,
-            fio_woken_by_kworker: 100,
-            kworker_switch_ins: 40,
-            ..Split::default()
-        };
-        let q = QuietKworkers::from_split(&s);
-        assert_eq!(
-            q,
-            QuietKworkers {
-                ios: 1000,
-                kworker_ns: 3_200_000,
-                fio_wakes: 100,
-                switch_ins: 40
-            }
-        );
-        // 3.2 - 0.1 x 2 - 0.04 x 3
-        assert_eq!(q.worker_ns(), Ok(2_880));
     }
 
     #[test]

@@ -307,7 +307,7 @@ fn quiet_probe(r: Option<&blklab_vm::CaseResult>) -> (Option<QuietProbe>, Vec<St
         Some(t) => {
             let (note, split) = quiet_trace(&t, &devno);
             notes.push(note);
-            split.map(|s| crate::quiet_kworkers::QuietKworkers::from_split(&s))
+            split.map(|s| s.quiet_kworkers())
         }
     };
     (q.map(|q| QuietProbe { kworkers, ..q }), notes)

@@ -16,6 +16,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::quiet_kworkers::QuietKworkers;
+
 /// One tracefs line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
@@ -166,6 +168,19 @@ impl Split {
             .filter(|(f, _)| loop_work(f))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// The kworkers' figures the loop worker's cost is derived from
+    /// (quiet_kworkers.rs): the loop work functions' time and every
+    /// kworker's time outside work, fio's wake-ups by kworkers, the
+    /// switch-ins to kworkers.
+    pub fn quiet_kworkers(&self) -> QuietKworkers {
+        QuietKworkers {
+            ios: self.ios,
+            kworker_ns: self.loop_ns() + self.kworker_other_ns,
+            fio_wakes: self.fio_woken_by_kworker,
+            switch_ins: self.kworker_switch_ins,
+        }
     }
 }
 
@@ -577,5 +592,33 @@ mod tests {
             "{:?}",
             s.issue_to_switch_ns
         );
+    }
+
+    #[test]
+    fn the_quiet_kworkers_are_the_loop_work_and_kworker_time_outside_work() {
+        let mut work_ns = BTreeMap::new();
+        work_ns.insert("loop_rootcg_workfn".to_string(), 3_000_000);
+        // another work function's time is not the loop's
+        work_ns.insert("blk_mq_run_work_fn".to_string(), 9_000_000);
+        let s = Split {
+            ios: 1000,
+            work_ns,
+            kworker_other_ns: 200_000,
+            fio_woken_by_kworker: 100,
+            kworker_switch_ins: 40,
+            ..Split::default()
+        };
+        let q = s.quiet_kworkers();
+        assert_eq!(
+            q,
+            QuietKworkers {
+                ios: 1000,
+                kworker_ns: 3_200_000,
+                fio_wakes: 100,
+                switch_ins: 40
+            }
+        );
+        // 3.2 - 0.1 x 2 - 0.04 x 3
+        assert_eq!(q.worker_ns(), Ok(2_880));
     }
 }
