@@ -87,11 +87,14 @@ pub(crate) struct ConformanceArgs {
     /// Where fio's submit and reap costs come from against a QEMU guest:
     /// `probe` (the QD1 probe's slat and 1 µs; the default) or `measured`
     /// (the guest's quiet-submit probe: 4 jobs at QD8, whose submit calls
-    /// wake nobody: its slat, and fio's CPU per I/O less it;
+    /// wake nobody: its slat, and fio's CPU per I/O less it; every loop
+    /// level's worker from its scheduler trace, the kworkers' CPU per
+    /// request less the wake-ups and switches charged apart;
     /// docs/fidelity/guest-slat.md). `measured,probe` judges the first and
-    /// reports the second's figures under each case. An experiment: the
-    /// simulator charges fio's reap only when a completion wakes it, so
-    /// `measured` undercharges jobs that never sleep.
+    /// reports the second's figures under each case. An experiment: without
+    /// --sim-reap-every the simulator charges fio's reap only when a
+    /// completion wakes it, so `measured` undercharges jobs that never
+    /// sleep. Not with --sim-loop worker[:NS].
     #[arg(long, default_value = "probe")]
     pub(crate) sim_costs: blklab_conformance::fio_costs::SimCosts,
     /// Leave every file the QEMU guest sends back for a case (fio's JSON,

@@ -17,6 +17,11 @@
 //!   holds the CPU `wake_ns` on each switch-in without counting it in the
 //!   task's time (`Cpus::assign`, `wake_paid_ns`), so fio's context
 //!   switches per I/O (its JSON's `ctx`) times `wake_ns` come off.
+//!   The loop worker's cost per request and level comes from the same
+//!   probe's scheduler trace: its kworkers' CPU per request less the
+//!   wake-ups and switch-ins the model charges apart
+//!   (quiet_kworkers.rs); the probe expression keeps the loop expression's
+//!   own (`--sim-loop`, 4 µs against a guest).
 //!   An experiment, not the default: the machine charges `reap_ns` only to
 //!   a job woken by its completion (machine/kernel.rs `task_completed`), so
 //!   a job that finds its completions waiting pays no reap and the measured
@@ -86,11 +91,15 @@ impl SimCosts {
     }
 }
 
-/// fio's costs in a scenario (ns).
+/// fio's costs in a scenario (ns), and the loop worker's when the
+/// expression measures it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FioCosts {
     pub submit_ns: u64,
     pub reap_ns: u64,
+    /// Every simulated loop level's `worker_ns` (when the loop is expressed
+    /// with workers), or `None`: the loop expression's own.
+    pub loop_worker_ns: Option<u64>,
 }
 
 /// fio's costs in the probe expression: the QD1 probe's slat, [`REAP_NS`].
@@ -98,6 +107,7 @@ pub fn probe_costs(raw: &RawSpeed) -> FioCosts {
     FioCosts {
         submit_ns: raw.slat_ns.max(1),
         reap_ns: REAP_NS,
+        loop_worker_ns: None,
     }
 }
 
@@ -119,9 +129,16 @@ pub fn fio_costs(raw: &RawSpeed, src: CostSource) -> Result<FioCosts, String> {
                     q.switch_ns() as f64 / 1000.0
                 ));
             }
+            let k = q.kworkers.ok_or(
+                "--sim-costs measured: no loop worker cost: the quiet-submit probe's scheduler trace was not read (see the probe's notes)",
+            )?;
+            let worker_ns = k.worker_ns().map_err(|e| {
+                format!("--sim-costs measured: no loop worker cost from the quiet-submit probe's trace: {e}")
+            })?;
             Ok(FioCosts {
                 submit_ns: q.slat_ns.max(1),
                 reap_ns: q.cpu_per_io_ns - inside,
+                loop_worker_ns: Some(worker_ns),
             })
         }
     }
@@ -148,9 +165,10 @@ pub fn describe(raw: &RawSpeed) -> String {
             match fio_costs(raw, CostSource::Measured) {
                 Ok(m) => {
                     s += &format!(
-                        " (measured: submit {:.1} µs, reap {:.1} µs)",
+                        " (measured: submit {:.1} µs, reap {:.1} µs, loop worker {:.1} µs)",
                         us(m.submit_ns),
-                        us(m.reap_ns)
+                        us(m.reap_ns),
+                        us(m.loop_worker_ns.unwrap_or(0))
                     )
                 }
                 Err(e) => s += &format!(" ({e})"),
@@ -165,6 +183,7 @@ pub fn describe(raw: &RawSpeed) -> String {
 mod tests {
     use super::*;
     use crate::probe_cpu::QuietProbe;
+    use crate::quiet_kworkers::QuietKworkers;
     use blklab_core::sim::host_cpus::DEFAULT_WAKE_NS;
 
     fn job(ios: u64, slat_ns: f64, usr: f64, sys: f64, runtime_ms: u64, ctx: u64) -> String {
@@ -195,8 +214,20 @@ mod tests {
                 slat_ns: 6_750,
                 cpu_per_io_ns: 27_500,
                 ctx_per_kio: 500,
+                kworkers: None,
             }
         );
+        // the trace: 7.9 µs of kworker CPU per request, one fio wake-up
+        // and one switch-in per request (debian-6.1's shape)
+        let q = QuietProbe {
+            kworkers: Some(QuietKworkers {
+                ios: 2_000,
+                kworker_ns: 15_800_000,
+                fio_wakes: 2_000,
+                switch_ins: 2_000,
+            }),
+            ..q
+        };
         let raw = RawSpeed {
             quiet: Some(q),
             ..RawSpeed::default()
@@ -207,7 +238,9 @@ mod tests {
             fio_costs(&raw, CostSource::Measured).unwrap(),
             FioCosts {
                 submit_ns: 6_750,
-                reap_ns: 27_500 - 6_750 - 1_500
+                reap_ns: 27_500 - 6_750 - 1_500,
+                // 7.9 - 1 wake-up x 2 µs - 1 switch-in x 3 µs
+                loop_worker_ns: Some(2_900),
             }
         );
         // the probe expression ignores it
@@ -215,11 +248,12 @@ mod tests {
             fio_costs(&raw, CostSource::Probe).unwrap(),
             FioCosts {
                 submit_ns: raw.slat_ns,
-                reap_ns: REAP_NS
+                reap_ns: REAP_NS,
+                loop_worker_ns: None,
             }
         );
         assert!(
-            describe(&raw).contains("submit 6.8 µs, reap 19.2 µs"),
+            describe(&raw).contains("(measured: submit 6.8 µs, reap 19.2 µs, loop worker 2.9 µs)"),
             "{}",
             describe(&raw)
         );
@@ -238,11 +272,41 @@ mod tests {
                 slat_ns: 6_000,
                 cpu_per_io_ns: 6_000 + DEFAULT_WAKE_NS,
                 ctx_per_kio: 1000,
+                kworkers: None,
             }),
             ..RawSpeed::default()
         };
         let e = fio_costs(&low, CostSource::Measured).unwrap_err();
         assert!(e.contains("not above its slat and switches"), "{e}");
+        // a usable reap but no trace read: no loop worker, refused
+        let q = QuietProbe {
+            cpu_per_io_ns: 12_000,
+            ..low.quiet.unwrap()
+        };
+        let untraced = RawSpeed {
+            quiet: Some(q),
+            ..RawSpeed::default()
+        };
+        let e = fio_costs(&untraced, CostSource::Measured).unwrap_err();
+        assert!(e.contains("scheduler trace was not read"), "{e}");
+        assert!(describe(&untraced).contains("no loop worker cost"));
+        // a trace leaving the worker below the floor: refused, not clamped
+        let thin = RawSpeed {
+            quiet: Some(QuietProbe {
+                kworkers: Some(QuietKworkers {
+                    ios: 100,
+                    kworker_ns: 100 * 5_200,
+                    fio_wakes: 100,
+                    switch_ins: 100,
+                }),
+                ..q
+            }),
+            ..RawSpeed::default()
+        };
+        let e = fio_costs(&thin, CostSource::Measured).unwrap_err();
+        assert!(e.contains("leave 0.20 µs for the loop worker"), "{e}");
+        // the probe expression needs neither
+        assert!(fio_costs(&thin, CostSource::Probe).is_ok());
         // no CPU reported
         let e =
             QuietProbe::from_fio_json(&doc(&[job(100, 6_000.0, 0.0, 0.0, 2000, 0)])).unwrap_err();

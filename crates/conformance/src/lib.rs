@@ -12,6 +12,7 @@
 pub mod cases;
 pub mod env;
 pub mod fio_costs;
+pub mod guest_costs;
 pub mod host;
 pub mod host_load;
 pub mod loop_device;
@@ -20,6 +21,7 @@ pub mod other_costs;
 pub mod probe_cpu;
 pub mod proc_stat;
 pub mod qos_loop;
+pub mod quiet_kworkers;
 pub mod render;
 pub mod result;
 pub mod sched_cost;

@@ -81,6 +81,10 @@ pub struct QuietProbe {
     pub cpu_per_io_ns: u64,
     /// fio's context switches per 1000 I/Os.
     pub ctx_per_kio: u64,
+    /// The kworkers' figures from the probe's scheduler trace, the loop
+    /// worker's cost under `--sim-costs measured` (quiet_kworkers.rs);
+    /// `None` until the trace is read (vm/mod.rs), or when it was not.
+    pub kworkers: Option<crate::quiet_kworkers::QuietKworkers>,
 }
 
 impl QuietProbe {
@@ -96,6 +100,7 @@ impl QuietProbe {
             slat_ns: (slat / ios as f64).round() as u64,
             cpu_per_io_ns,
             ctx_per_kio: (ctx as f64 * 1000.0 / ios as f64).round() as u64,
+            kworkers: None,
         })
     }
 

@@ -336,9 +336,11 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
     // the loop worker's ns per request under `--sim-loop worker[:NS]`: the
     // measured QD1 clat less the reap, and less the two wake-ups
     // (`DEFAULT_WAKE_NS`) on a host with CPUs, where the worker and the
-    // task are woken once each per QD1 request
+    // task are woken once each per QD1 request. `--sim-costs measured`
+    // gives every level the quiet-submit probe's (quiet_kworkers.rs)
     let worker_ns = match loop_as {
         LoopAs::Nullb => None,
+        LoopAs::Worker(_) if costs.loop_worker_ns.is_some() => costs.loop_worker_ns,
         LoopAs::Worker(Some(ns)) => Some(ns),
         LoopAs::Worker(None) => {
             let wakes_ns = if dev.sim.cpus > 0 {

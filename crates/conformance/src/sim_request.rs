@@ -17,74 +17,13 @@
 //!   again: docs/fidelity/guest-slat.md). `--sim-cpus 0` gives the free host for comparison.
 
 use crate::fio_costs::{CostSource, SimCosts};
+pub use crate::guest_costs::{
+    GUEST_LOOP_WORKER_NS, GUEST_SUBMIT_RETURN_NS, GUEST_SUBMIT_WAKE_NS, GUEST_TAG_RETRY_NS,
+    GUEST_WAKER_NS,
+};
 use crate::share::RealSide;
 use crate::sim::{CappedAs, LoopAs, SimChoices};
 use blklab_core::sim::sched_features::SchedFeatures;
-
-/// The CPU time of the loop work per request, per loop level, in the
-/// guest expression: the guests' traced `loop_workfn` time on the capped
-/// cases, 7.4-8.7 µs per request of the upper device over both levels on
-/// debian-6.12 and 8.3-8.5 µs on debian-6.1 (3.7-4.4 µs per level; the
-/// `guest sched trace` notes, vm/sched_trace.rs), and 4.0-4.2 µs on the 6.1
-/// guest's single loop device (docs/fidelity/cpus.md); tracing's own cost
-/// included. The probe cannot give it: in the guest the loop work runs
-/// while fio is switched out inside its submit call, so fio's QD1 clat
-/// holds none of it (`--sim-loop worker` without NS derives the 1 µs floor
-/// from it). Simplified: the same figure on both levels of the stacked
-/// capped disk (the trace gives their sum, not the split)
-/// (docs/fidelity/guest-machine.md).
-pub const GUEST_LOOP_WORKER_NS: u64 = 4_000;
-
-/// The waker's side of a wake-up (`[host] waker_ns`) in the guest
-/// expression: in the 6.1 guest's traces a kblockd run that wakes the loop
-/// kworker holds the vCPU 11.0 µs (median, 1,457 runs of the 1j-qd1 case)
-/// against 9.0 µs for the same run that wakes nobody (1,178 runs of 4j-qd8,
-/// the kworker busy), and a loop kworker's command that wakes two sleeping
-/// tasks 13.0 µs against 9.0 µs for one that wakes none; the 6.12 guest's
-/// kworker 12.0 against 10.0 µs (docs/fidelity/cpus.md, "The waker's side
-/// of a wake-up"). Tracing's own cost included.
-pub const GUEST_WAKER_NS: u64 = 2_000;
-
-/// The part of fio's submit call after its last wake-up (`[host]
-/// submit_return_ns`) in the guest expression: fio's `sched_switch` out
-/// comes 3.0 µs (median) after its last `sched_wakeup` of a kworker in
-/// every guest trace at hand (debian-6.1: 1j-qd1, 1j-qd32, 4j-qd8;
-/// debian-6.12: two runs of each), whether it woke one kworker (6.1:
-/// kblockd) or two (6.12: the loop kworker, then kblockd through the
-/// need_resched hand-off, 3 µs apart). The simulator's default (6 µs) is
-/// 6.12's first wake-up to the switch, which held the second wake-up that
-/// [`GUEST_WAKER_NS`] now charges (docs/fidelity/cpus.md, "The waker's
-/// side of a wake-up"). At most the probe's slat.
-pub const GUEST_SUBMIT_RETURN_NS: u64 = 3_000;
-
-/// The part of fio's way back from its submit call that only a call whose
-/// dispatch woke a sleeping task spends (`[host] submit_wake_ns`), as
-/// measured in the guests; `--sim-submit-wake` without a value gives it.
-/// Not the guest expression's default (0): with it built-6.1-hz1000's
-/// `capped-qos-iocost-on`, bimodal in the CPU costs, falls into its low
-/// mode (real 898, simulated 887 -> 749) for probe slats of 8.5-10 µs
-/// (docs/fidelity/cpus.md, "A submit call that wakes nobody"). In the
-/// guests' traces (`--guest-files`, `sched.r0.trace`,
-/// `capped-qd1-beside-qd128` /B at QD128) a call that wakes the loop
-/// kworker is switched out 6.7 µs (6.12; mean of 147) after its
-/// `block_rq_issue`, 3.0 µs after its `sched_wakeup`, while a call whose
-/// bio joins work already queued issues fio's next bio 9.0 µs (median; p10
-/// 9.0, p90 10.0; 385 gaps on debian-6.12, 447 on debian-6.1, 327 and 195
-/// in 6.1's `iolatency-protect-off`) after its own, and a call resumed
-/// after its preemption issues the next 9.1 µs after it is switched back
-/// in: so the quiet call's way back is about what a preempted one still
-/// does after `schedule()` returns, ~1 µs (not separable in the trace), of
-/// the 3 µs (`GUEST_SUBMIT_RETURN_NS`) a waking call spends after its
-/// wake-up. Tracing's own cost included.
-pub const GUEST_SUBMIT_WAKE_NS: u64 = 2_000;
-
-/// A woken tag waiter's futile retry (`[host] tag_retry_ns`) in the guest
-/// expression: in the bfq 4j-qd8 traces a /B fio woken by a freed tag
-/// runs 7.0 µs (median; debian-6.1: 1,147 such stints in 1,147 requests,
-/// debian-6.12: 357 in 2,302; built-6.1-hz1000: 4.0 µs) and sleeps again
-/// in D; less the switch the model charges as `wake_ns` (3 µs)
-/// (docs/fidelity/bfq-qemu.md, "The futile tag retry").
-pub const GUEST_TAG_RETRY_NS: u64 = 4_000;
 
 /// The simulated side as asked for: `None` = the real side's default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -171,6 +110,10 @@ impl SimRequest {
         if side == RealSide::Host && self.costs.uses(CostSource::Measured) {
             return Err("--sim-costs measured needs a QEMU guest (--kernel debian-6.12, ...): the quiet-submit probe runs there".into());
         }
+        if matches!(self.loop_as, Some(LoopAs::Worker(_))) && self.costs.uses(CostSource::Measured)
+        {
+            return Err("--sim-loop worker[:NS] and --sim-costs measured both set the loop worker's cost (measured takes the quiet-submit probe's): give one".into());
+        }
         if waker_ns > 1_000_000_000 {
             return Err(format!("--sim-waker {waker_ns}: at most 1000000000 ns"));
         }
@@ -241,10 +184,15 @@ impl SimChoices {
                 loop_words(self.loop_as)
             );
         }
+        let loop_device = match self.loop_as {
+            LoopAs::Worker(_) if self.costs.judged == CostSource::Measured => {
+                "with workers of the quiet-submit probe's measured cost per level".to_string()
+            }
+            l => loop_words(l),
+        };
         format!(
-            "simulated host: {} CPU(s), loop device {}, wake-up preemption {}{}{}",
+            "simulated host: {} CPU(s), loop device {loop_device}, wake-up preemption {}{}{}",
             self.cpus,
-            loop_words(self.loop_as),
             if self.wakeup_preempt { "on" } else { "off" },
             if self.kthrotld {
                 ", blk-throttle's release through kthrotld"
@@ -467,6 +415,14 @@ mod tests {
                 slat_ns: 2_500,
                 cpu_per_io_ns: 9_000,
                 ctx_per_kio: 0,
+                // 3.5 µs of kworker CPU per request, 0.1 fio wake-ups and
+                // 0.05 switch-ins: a 3.15 µs worker
+                kworkers: Some(crate::quiet_kworkers::QuietKworkers {
+                    ios: 1_000,
+                    kworker_ns: 3_500_000,
+                    fio_wakes: 100,
+                    switch_ins: 50,
+                }),
             }),
             ..crate::loop_device::RawSpeed::default()
         };
@@ -475,6 +431,12 @@ mod tests {
         // to the (smaller) submit cost
         assert!(t.contains("submit_ns = 2500\nreap_ns = 6500\n"), "{t}");
         assert!(t.contains("submit_return_ns = 2500\n"), "{t}");
+        // both levels of the stacked disk get the trace's worker
+        assert_eq!(t.matches("worker_ns = 3150\n").count(), 2, "{t}");
+        assert!(!t.contains("worker_ns = 4000"), "{t}");
+        assert!(guest
+            .describe()
+            .contains("workers of the quiet-submit probe's measured cost"));
         let probe = crate::sim::SimDevice {
             sim: SimChoices {
                 costs: Default::default(),
@@ -484,6 +446,8 @@ mod tests {
         };
         let t = crate::sim::scenario_text(&c, &probe, &raw, 1);
         assert!(t.contains("submit_ns = 17300\nreap_ns = 1000\n"), "{t}");
+        assert_eq!(t.matches("worker_ns = 4000\n").count(), 2, "{t}");
+        assert!(probe.sim.describe().contains("workers of 4.0 µs per level"));
         assert!(!t.contains("reap_every_call"), "off unless asked for: {t}");
         // --sim-reap-every: the scenario asks for every getevents call's cost
         let every = crate::sim::SimDevice {
@@ -499,5 +463,24 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("no quiet-submit probe"), "{e}");
+        // the worker's cost comes from one place: --sim-loop worker with
+        // measured (judged or reported) is refused, nullb is not
+        for costs in ["measured", "probe,measured"] {
+            let both = SimRequest {
+                costs: costs.parse().unwrap(),
+                loop_as: Some(LoopAs::Worker(Some(4_000))),
+                ..Default::default()
+            };
+            assert!(both
+                .for_side(RealSide::Qemu)
+                .unwrap_err()
+                .contains("both set the loop worker's cost"));
+        }
+        let nullb = SimRequest {
+            costs: "measured".parse().unwrap(),
+            loop_as: Some(LoopAs::Nullb),
+            ..Default::default()
+        };
+        assert!(nullb.for_side(RealSide::Qemu).is_ok());
     }
 }

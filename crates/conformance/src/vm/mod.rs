@@ -27,6 +27,7 @@ use crate::cases::{Case, Need};
 use crate::host::{Device, HostError, RealRuns};
 use crate::loop_device::RawSpeed;
 use crate::metrics::{from_fio_json, Metrics};
+use crate::probe_cpu::QuietProbe;
 use crate::result::{CaseResult, Options};
 use crate::sim::SimDevice;
 
@@ -276,9 +277,7 @@ const QUIET: &str = "quiet";
 /// The quiet-submit probe's figures from its case, and notes: why there
 /// are none, or what its scheduler trace shows of fio's submit calls (whom
 /// they wake, whether fio is switched out inside them).
-fn quiet_probe(
-    r: Option<&blklab_vm::CaseResult>,
-) -> (Option<crate::probe_cpu::QuietProbe>, Vec<String>) {
+fn quiet_probe(r: Option<&blklab_vm::CaseResult>) -> (Option<QuietProbe>, Vec<String>) {
     let Some(r) = r.filter(|r| r.succeeded()) else {
         let why = r.map_or("not reported".to_string(), |r| {
             String::from_utf8_lossy(&r.stderr)
@@ -290,7 +289,7 @@ fn quiet_probe(
         return (None, vec![format!("quiet-submit probe: {why}")]);
     };
     let mut notes = Vec::new();
-    let q = crate::probe_cpu::QuietProbe::from_fio_json(&String::from_utf8_lossy(&r.stdout))
+    let q = QuietProbe::from_fio_json(&String::from_utf8_lossy(&r.stdout))
         .map_err(|e| notes.push(format!("quiet-submit probe: {e}")))
         .ok();
     let devno = guest_file(r, "device")
@@ -299,34 +298,49 @@ fn quiet_probe(
                 .find_map(|l| l.strip_prefix("devno=").map(str::to_string))
         })
         .unwrap_or_default();
-    match guest_file(r, &guest_cpu::trace_file(0)) {
-        None => notes.push("quiet-submit probe: no scheduler trace".into()),
-        Some(t) => notes.push(quiet_trace_note(&t, &devno)),
-    }
-    (q, notes)
+    // the trace's kworkers give `measured` its loop worker's cost
+    let kworkers = match guest_file(r, &guest_cpu::trace_file(0)) {
+        None => {
+            notes.push("quiet-submit probe: no scheduler trace".into());
+            None
+        }
+        Some(t) => {
+            let (note, split) = quiet_trace(&t, &devno);
+            notes.push(note);
+            split.map(|s| s.quiet_kworkers())
+        }
+    };
+    (q.map(|q| QuietProbe { kworkers, ..q }), notes)
 }
 
-/// The quiet-submit probe's trace window as one note: the fio tasks are the
-/// trace's tasks named `fio` (the jobs and fio's main process).
-fn quiet_trace_note(trace: &str, devno: &str) -> String {
+/// The quiet-submit probe's trace window as one note, and its split when
+/// it holds requests: the fio tasks are the trace's tasks named `fio` (the
+/// jobs and fio's main process).
+fn quiet_trace(trace: &str, devno: &str) -> (String, Option<sched_trace::Split>) {
     let fio: std::collections::BTreeMap<u32, String> = match sched_trace::parse_trace(trace) {
         Ok(ev) => ev
             .iter()
             .filter(|e| e.comm == "fio")
             .map(|e| (e.pid, "quiet".to_string()))
             .collect(),
-        Err(e) => return format!("quiet-submit probe's trace: {e}"),
+        Err(e) => return (format!("quiet-submit probe's trace: {e}"), None),
     };
     match sched_trace::split(trace, &fio, devno) {
-        Ok(s) if s.ios > 0 => format!(
-            "quiet-submit probe's {}",
-            sched_trace::describe(0, &s).trim_start_matches("guest ")
+        Ok(s) if s.ios > 0 => (
+            format!(
+                "quiet-submit probe's {}",
+                sched_trace::describe(0, &s).trim_start_matches("guest ")
+            ),
+            Some(s),
         ),
-        Ok(s) => format!(
-            "quiet-submit probe's trace: no request on {devno} in {:.1} ms",
-            s.window_ns as f64 / 1e6
+        Ok(s) => (
+            format!(
+                "quiet-submit probe's trace: no request on {devno} in {:.1} ms",
+                s.window_ns as f64 / 1e6
+            ),
+            None,
         ),
-        Err(e) => format!("quiet-submit probe's trace: {e}"),
+        Err(e) => (format!("quiet-submit probe's trace: {e}"), None),
     }
 }
 

@@ -16,6 +16,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::quiet_kworkers::QuietKworkers;
+
 /// One tracefs line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event<'a> {
@@ -141,6 +143,11 @@ pub struct Split {
     /// the waker at once.
     pub fio_woken_by_kworker: u64,
     pub fio_preempts_kworker: u64,
+    /// `sched_switch`es whose next task is a kworker (any work function,
+    /// or none): a kworker's wake-up run and a preempted kworker's resumption
+    /// alike, each a switch-in the model charges `wake_ns` for
+    /// (`Cpus::assign`; quiet_kworkers.rs).
+    pub kworker_switch_ins: u64,
     /// Where a submit call is switched out on its way back to user space
     /// (what `[host] submit_return_ns` models): for each fio task switched
     /// out runnable after issuing a request on the case's device, the time
@@ -161,6 +168,19 @@ impl Split {
             .filter(|(f, _)| loop_work(f))
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// The kworkers' figures the loop worker's cost is derived from
+    /// (quiet_kworkers.rs): the loop work functions' time and every
+    /// kworker's time outside work, fio's wake-ups by kworkers, the
+    /// switch-ins to kworkers.
+    pub fn quiet_kworkers(&self) -> QuietKworkers {
+        QuietKworkers {
+            ios: self.ios,
+            kworker_ns: self.loop_ns() + self.kworker_other_ns,
+            fio_wakes: self.fio_woken_by_kworker,
+            switch_ins: self.kworker_switch_ins,
+        }
     }
 }
 
@@ -233,6 +253,9 @@ pub fn split(trace: &str, procs: &BTreeMap<u32, String>, devno: &str) -> Result<
                     if seen == switches && prev == waker && runnable {
                         w.preempting += 1;
                     }
+                }
+                if kworkers.contains_key(&next) {
+                    s.kworker_switch_ins += 1;
                 }
                 if runnable && procs.contains_key(&prev) {
                     preempted.insert(prev, false);
@@ -396,7 +419,7 @@ pub fn describe(rep: u32, s: &Split) -> String {
         )
     };
     format!(
-        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them{ret}",
+        "guest sched trace, run {rep} ({:.1} ms, {} requests): µs of CPU per request: {}; kworkers woken by fio: {}; fio preempted {} times, {:.1} % of them with a loop work item done before fio ran again; fio woken by kworkers {} times, {} preempting them; kworkers switched in {} times{ret}",
         s.window_ns as f64 / 1e6,
         s.ios,
         cpu.join(", "),
@@ -405,6 +428,7 @@ pub fn describe(rep: u32, s: &Split) -> String {
         pct(s.fio_preempted_done, s.fio_preempted),
         s.fio_woken_by_kworker,
         s.fio_preempts_kworker,
+        s.kworker_switch_ins,
     )
 }
 
@@ -493,6 +517,8 @@ mod tests {
         assert_eq!((s.fio_preempted, s.fio_preempted_done), (0, 0));
         // /B woken from the worker, without preempting it
         assert_eq!((s.fio_woken_by_kworker, s.fio_preempts_kworker), (1, 0));
+        // the worker switched in from /A and from idle; not to sh
+        assert_eq!(s.kworker_switch_ins, 2);
         // /A's call switched out 3 µs after its issue, 2 µs after waking
         // the loop worker; /B's blocked
         assert_eq!(s.issue_to_switch_ns, vec![3_000]);
@@ -504,6 +530,7 @@ mod tests {
             "{d}"
         );
         assert!(d.contains("2 requests"), "{d}");
+        assert!(d.contains("kworkers switched in 2 times"), "{d}");
         assert!(d.contains("loop_workfn 2.00 (1.00 items)"), "{d}");
         assert!(
             d.contains("loop_workfn 2 times, 50.0 % preempting fio at once, 3.0 µs to run"),
@@ -548,6 +575,8 @@ mod tests {
         assert_eq!(s.loop_ns(), 12_000);
         assert_eq!(s.kworker_other_ns, 16_000);
         assert_eq!(s.other_ns + s.idle_ns, 0);
+        // kblockd and the loop worker, three times each
+        assert_eq!(s.kworker_switch_ins, 6);
         let w = s.fio_wakes["blk_mq_run_work_fn"];
         assert_eq!((w.count, w.preempting, w.latency_ns), (3, 3, 3_000));
         assert!(
@@ -563,5 +592,33 @@ mod tests {
             "{:?}",
             s.issue_to_switch_ns
         );
+    }
+
+    #[test]
+    fn the_quiet_kworkers_are_the_loop_work_and_kworker_time_outside_work() {
+        let mut work_ns = BTreeMap::new();
+        work_ns.insert("loop_rootcg_workfn".to_string(), 3_000_000);
+        // another work function's time is not the loop's
+        work_ns.insert("blk_mq_run_work_fn".to_string(), 9_000_000);
+        let s = Split {
+            ios: 1000,
+            work_ns,
+            kworker_other_ns: 200_000,
+            fio_woken_by_kworker: 100,
+            kworker_switch_ins: 40,
+            ..Split::default()
+        };
+        let q = s.quiet_kworkers();
+        assert_eq!(
+            q,
+            QuietKworkers {
+                ios: 1000,
+                kworker_ns: 3_200_000,
+                fio_wakes: 100,
+                switch_ins: 40
+            }
+        );
+        // 3.2 - 0.1 x 2 - 0.04 x 3
+        assert_eq!(q.worker_ns(), Ok(2_880));
     }
 }
