@@ -72,6 +72,12 @@ pub(crate) struct ConformanceArgs {
     /// traces, docs/fidelity/cpus.md), 0 otherwise.
     #[arg(long)]
     pub(crate) sim_waker: Option<u64>,
+    /// With --sim-cpus > 0: the waker's side, in ns, of waking a task asleep
+    /// for a request tag (`[host] tag_waker_ns`: the sbitmap wait queue's
+    /// walk in `sbitmap_queue_wake_up`). Default: the same as --sim-waker's.
+    /// An experiment (docs/fidelity/bfq-lowmode.md).
+    #[arg(long)]
+    pub(crate) sim_tag_waker: Option<u64>,
     /// With --sim-cpus > 0: the part, in ns, of fio's way back from its
     /// submit call that only a call waking a sleeping task spends (`[host]
     /// submit_wake_ns`; without a value the guests' measured 2000,

@@ -674,6 +674,7 @@ fn real_main(cli: Cli) -> Result<ExitCode> {
                     kthrotld: a.sim_kthrotld,
                     reap_every_call: a.sim_reap_every,
                     waker_ns: a.sim_waker,
+                    tag_waker_ns: a.sim_tag_waker,
                     submit_wake_ns: a.sim_submit_wake.unwrap_or(0),
                     sched_features: a.sim_sched_features,
                     costs: a.sim_costs,

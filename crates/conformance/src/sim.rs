@@ -101,6 +101,10 @@ pub struct SimChoices {
     /// of a wake-up made from a task's context (`--sim-waker`; the guest
     /// expression's default `sim_request::GUEST_WAKER_NS`).
     pub waker_ns: u64,
+    /// The scenario's `[host] tag_waker_ns` (with cpus > 0): the waker's
+    /// side of waking a task asleep for a request tag (`--sim-tag-waker`;
+    /// None: not written, the same as `waker_ns`).
+    pub tag_waker_ns: Option<u64>,
     /// The scenario's `[host] submit_return_ns` (with cpus > 0; 0 = the
     /// simulator's default), cut to fio's submit cost.
     pub submit_return_ns: u64,
@@ -292,6 +296,9 @@ pub fn scenario_text(case: &Case, dev: &SimDevice, raw: &RawSpeed, runtime_s: u3
         }
         if dev.sim.waker_ns > 0 {
             let _ = writeln!(s, "waker_ns = {}", dev.sim.waker_ns);
+        }
+        if let Some(ns) = dev.sim.tag_waker_ns {
+            let _ = writeln!(s, "tag_waker_ns = {ns}");
         }
         let submit_ns = costs.submit_ns;
         let mut submit_return_ns = DEFAULT_SUBMIT_RETURN_NS.min(submit_ns);
@@ -590,6 +597,7 @@ mod tests {
                 kthrotld: false,
                 reap_every_call: false,
                 waker_ns: 0,
+                tag_waker_ns: None,
                 submit_return_ns: 0,
                 tag_retry_ns: 0,
                 submit_wake_ns: 0,

@@ -44,6 +44,8 @@ pub struct SimRequest {
     pub reap_every_call: bool,
     /// `--sim-waker`.
     pub waker_ns: Option<u64>,
+    /// `--sim-tag-waker` (unset: the waker's cost, `waker_ns`).
+    pub tag_waker_ns: Option<u64>,
     /// `--sim-submit-wake` (0, the default: every submit call costs the
     /// probe's slat).
     pub submit_wake_ns: u64,
@@ -82,6 +84,12 @@ impl SimRequest {
                     "--sim-waker needs --sim-cpus > 0 (the free host has no CPU to charge)".into(),
                 );
             }
+            if self.tag_waker_ns.is_some() {
+                return Err(
+                    "--sim-tag-waker needs --sim-cpus > 0 (the free host has no CPU to charge)"
+                        .into(),
+                );
+            }
             if wakeup_preempt {
                 return Err("--sim-wakeup-preempt needs --sim-cpus > 0 (the free host has no CPU to preempt)".into());
             }
@@ -117,6 +125,9 @@ impl SimRequest {
         if waker_ns > 1_000_000_000 {
             return Err(format!("--sim-waker {waker_ns}: at most 1000000000 ns"));
         }
+        if let Some(ns) = self.tag_waker_ns.filter(|&ns| ns > 1_000_000_000) {
+            return Err(format!("--sim-tag-waker {ns}: at most 1000000000 ns"));
+        }
         if submit_wake_ns > 1_000_000_000 {
             return Err(format!(
                 "--sim-submit-wake {submit_wake_ns}: at most 1000000000 ns"
@@ -137,6 +148,7 @@ impl SimRequest {
             kthrotld: self.kthrotld,
             reap_every_call: self.reap_every_call,
             waker_ns,
+            tag_waker_ns: self.tag_waker_ns,
             submit_return_ns: if guest_machine {
                 GUEST_SUBMIT_RETURN_NS
             } else {
@@ -295,6 +307,29 @@ mod tests {
             .for_side(RealSide::Qemu)
             .unwrap_err()
             .contains("--sim-waker needs --sim-cpus > 0"));
+        assert_eq!(guest.tag_waker_ns, None, "unset: the waker's cost");
+        let tag_waker = SimRequest {
+            tag_waker_ns: Some(4000),
+            ..SimRequest::default()
+        };
+        assert_eq!(
+            tag_waker.for_side(RealSide::Qemu).unwrap().tag_waker_ns,
+            Some(4000)
+        );
+        assert!(SimRequest {
+            cpus: Some(0),
+            ..tag_waker
+        }
+        .for_side(RealSide::Qemu)
+        .unwrap_err()
+        .contains("--sim-tag-waker needs --sim-cpus > 0"));
+        assert!(SimRequest {
+            tag_waker_ns: Some(2_000_000_000),
+            ..SimRequest::default()
+        }
+        .for_side(RealSide::Qemu)
+        .unwrap_err()
+        .contains("--sim-tag-waker 2000000000: at most"));
         let wake_on_free_host = SimRequest {
             cpus: Some(0),
             submit_wake_ns: GUEST_SUBMIT_WAKE_NS,
@@ -459,6 +494,17 @@ mod tests {
         };
         let t = crate::sim::scenario_text(&c, &every, &raw, 1);
         assert!(t.contains("\nreap_every_call = true\n"), "{t}");
+        assert!(!t.contains("tag_waker_ns"), "unset unless asked for: {t}");
+        // --sim-tag-waker: the scenario's [host] gets the tag waiter's cost
+        let tag = crate::sim::SimDevice {
+            sim: SimChoices {
+                tag_waker_ns: Some(4000),
+                ..guest
+            },
+            ..dev7.clone()
+        };
+        let t = crate::sim::scenario_text(&c, &tag, &raw, 1);
+        assert!(t.contains("\ntag_waker_ns = 4000\n"), "{t}");
         let e = crate::sim::run(&c, &dev, &crate::loop_device::RawSpeed::default(), 1)
             .err()
             .unwrap();

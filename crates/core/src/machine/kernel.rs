@@ -140,7 +140,7 @@ impl BlkHost for Running<'_> {
     /// it: `io_schedule` returns, the loop runs the hardware queue, goes
     /// round (`bt_wait_ptr`, `sbitmap_prepare_to_wait`, `__blk_mq_get_tag`)
     /// and takes a tag or sleeps again. That pass costs `[host]
-    /// tag_retry_ns` of the task's CPU (its waker pays `waker_ns`), and its
+    /// tag_retry_ns` of the task's CPU (its waker pays `tag_waker_ns`), and its
     /// outcome is decided at the pass's end (`Syscalls::resume_in_kernel`),
     /// not at the free that woke it. A task not asleep (still in the call
     /// that put its bio to sleep, which a free in that same call woke)
@@ -180,7 +180,8 @@ impl Running<'_> {
         }
         self.k.tag_resume.insert(j, (dev, s));
         let pass_ns = self.k.cpu.cpus.tag_retry_ns;
-        self.k.wake_task(self.tasks, j, pass_ns);
+        self.k
+            .wake_task_from(self.tasks, j, pass_ns, crate::sim::cpus::SleptOn::Tag);
         true
     }
 }

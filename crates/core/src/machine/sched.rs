@@ -5,7 +5,7 @@
 
 use super::kernel::Kernel;
 use crate::block::request::Submitter;
-use crate::sim::cpus::{TaskId, Woken};
+use crate::sim::cpus::{SleptOn, TaskId, Woken};
 use crate::sim::engine::{DevId, Ev, JobId, ReqId};
 use crate::sim::time::Ns;
 use crate::syscall::Tasks;
@@ -40,7 +40,12 @@ impl Kernel {
 
     /// `Cpus::wake` now, traced.
     pub(crate) fn cpu_wake(&mut self, t: TaskId, burst_ns: Ns) -> Woken {
-        let w = self.cpus.wake(t, self.clk.now, burst_ns);
+        self.cpu_wake_from(t, burst_ns, SleptOn::Other)
+    }
+
+    /// `Cpus::wake_from` now, traced.
+    fn cpu_wake_from(&mut self, t: TaskId, burst_ns: Ns, slept_on: SleptOn) -> Woken {
+        let w = self.cpus.wake_from(t, self.clk.now, burst_ns, slept_on);
         self.sched_trace_flush();
         w
     }
@@ -55,7 +60,19 @@ impl Kernel {
     /// Task `j` becomes runnable now with `burst_ns` of kernel work to do
     /// first (`try_to_wake_up`): it runs when it has a CPU and has done it.
     pub(crate) fn wake_task(&mut self, tasks: &mut dyn Tasks, j: JobId, burst_ns: Ns) {
-        match self.cpu_wake(j, burst_ns) {
+        self.wake_task_from(tasks, j, burst_ns, SleptOn::Other);
+    }
+
+    /// [`Kernel::wake_task`] of a task that slept on `slept_on` (a tag
+    /// waiter's waker pays `tag_waker_ns`).
+    pub(crate) fn wake_task_from(
+        &mut self,
+        tasks: &mut dyn Tasks,
+        j: JobId,
+        burst_ns: Ns,
+        slept_on: SleptOn,
+    ) {
+        match self.cpu_wake_from(j, burst_ns, slept_on) {
             Woken::Runs(t) => {
                 tasks.set_wake(j, t);
                 self.clk.q.push(t, Ev::Job(j));

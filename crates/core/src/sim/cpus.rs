@@ -110,6 +110,16 @@ pub enum Woken {
     Queued,
 }
 
+/// What a woken task slept on, for its waker's cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SleptOn {
+    /// A request tag (`blk_mq_get_tag`'s `io_schedule`): its waker walks
+    /// the sbitmap wait queue (`HostCpus::tag_waker_ns`).
+    Tag,
+    /// Anything else (a kworker's work, fio's completions, a timer).
+    Other,
+}
+
 /// The host's CPUs and run queue.
 #[derive(Clone, Debug)]
 pub struct Cpus {
@@ -180,11 +190,15 @@ impl Cpus {
     /// interrupts off, so it is charged as the CPU's interrupt work is
     /// (it delays the waker's burst, and a task switched in at `now`
     /// starts after it; an interrupt arriving meanwhile waits), but
-    /// counted in the waker's own CPU time. Simplified: one cost whatever
-    /// the wake-up does (a tag waiter's wait-queue walk costs the same as
-    /// a kworker's `wake_up_process`).
-    fn charge_waker(&mut self, woken: TaskId, now: Ns) {
-        let cost = self.cfg.waker_ns;
+    /// counted in the waker's own CPU time. Two costs, by what the woken
+    /// task slept on ([`SleptOn`]): `tag_waker_ns` for a tag waiter (the
+    /// sbitmap wait queue's walk), `waker_ns` for any other. Simplified:
+    /// one cost per kind, however many entries the walk passes.
+    fn charge_waker(&mut self, woken: TaskId, now: Ns, slept_on: SleptOn) {
+        let cost = match slept_on {
+            SleptOn::Other => self.cfg.waker_ns,
+            SleptOn::Tag => self.cfg.tag_waker_cost(),
+        };
         if cost == 0 {
             return;
         }
@@ -346,6 +360,12 @@ impl Cpus {
     /// itself (simplified: no `cond_resched` inside the call). A woken fio
     /// task never preempts (its vruntime is not far behind).
     pub fn wake(&mut self, t: TaskId, now: Ns, burst_ns: Ns) -> Woken {
+        self.wake_from(t, now, burst_ns, SleptOn::Other)
+    }
+
+    /// [`Cpus::wake`] of a task that slept on `slept_on`, which decides
+    /// what its waker pays ([`Cpus::charge_waker`]).
+    pub fn wake_from(&mut self, t: TaskId, now: Ns, burst_ns: Ns, slept_on: SleptOn) -> Woken {
         let tk = &mut self.tasks[t as usize];
         if tk.on.is_some() {
             // already running (a completion during its own burst): its
@@ -361,7 +381,7 @@ impl Cpus {
         if let Some(w) = self.context.filter(|&w| w != t) {
             self.tasks[w as usize].wakes_made += 1;
         }
-        self.charge_waker(t, now);
+        self.charge_waker(t, now, slept_on);
         if let Some(f) = self.fair.as_deref_mut() {
             f.enqueue(t, now);
         }

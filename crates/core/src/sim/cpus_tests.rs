@@ -202,6 +202,43 @@ fn the_waker_pays_its_side_of_a_wake_up_of_a_sleeping_task() {
 }
 
 #[test]
+fn a_tag_waiter_s_waker_pays_tag_waker_ns_and_a_kworker_s_waker_ns() {
+    // one CPU, waker_ns 2 µs, tag_waker_ns 4 µs; task 0 (a loop worker
+    // ending a request) runs a 10 µs burst from 0 and wakes task 1 (fio
+    // asleep for a tag) and task 2 (a kworker)
+    let cfg = HostCpus {
+        waker_ns: 2_000,
+        tag_waker_ns: Some(4_000),
+        ..host(1).cfg
+    };
+    let mut h = Cpus::new(cfg, 3, 1);
+    assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+    h.set_context(Some(0));
+    assert_eq!(h.wake_from(1, 1_000, 0, SleptOn::Tag), Woken::Queued);
+    assert_eq!(h.burst_end(0, 10_500), Some(14_500), "the walk's 4 µs");
+    assert_eq!(h.wake_from(2, 14_500, 0, SleptOn::Other), Woken::Queued);
+    assert_eq!(
+        h.burst_end(0, 14_500),
+        Some(16_500),
+        "wake_up_process's 2 µs"
+    );
+    assert_eq!(h.usage(0, 16_500), (16_000, 0));
+    // unset, a tag waiter's waker pays waker_ns as any other
+    let mut h = Cpus::new(
+        HostCpus {
+            tag_waker_ns: None,
+            ..cfg
+        },
+        3,
+        1,
+    );
+    assert_eq!(h.wake(0, 0, 10_000), Woken::Runs(10_500));
+    h.set_context(Some(0));
+    assert_eq!(h.wake_from(1, 1_000, 0, SleptOn::Tag), Woken::Queued);
+    assert_eq!(h.burst_end(0, 10_500), Some(12_500));
+}
+
+#[test]
 fn the_waker_s_work_goes_to_its_own_virtual_runtime() {
     // CFS with virtual runtimes, one CPU, waker_ns 2 µs: task 0 runs 10 µs,
     // wakes task 1 and blocks at once (a kblockd run waking the loop

@@ -64,6 +64,13 @@ pub struct HostCpus {
     /// stays the woken side's (the switch in). 0 by default: a wake-up
     /// costs only the woken task.
     pub waker_ns: Ns,
+    /// The waker's part of waking a task asleep for a request tag: the
+    /// free that ends a request (`blk_mq_put_tag` → `sbitmap_queue_clear`
+    /// → `sbitmap_queue_wake_up`, lib/sbitmap.c) walks the sbitmap wait
+    /// queue's entries (`__wake_up` → `autoremove_wake_function` →
+    /// `try_to_wake_up`), more work than a kworker's `wake_up_process`.
+    /// None by default: `waker_ns` ([`HostCpus::tag_waker_cost`]).
+    pub tag_waker_ns: Option<Ns>,
     /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop (queue run, retry,
     /// sleeping again without a tag; machine/kernel.rs `defer_tag_retry`),
     /// beside its wake-up. 0 by default: the pass costs no CPU.
@@ -103,6 +110,12 @@ impl FairModel {
 impl HostCpus {
     /// The most CPUs a scenario may ask for.
     pub const MAX_NR: u32 = 1024;
+
+    /// What the waker of a task asleep for a request tag pays
+    /// (`tag_waker_ns`, else the same as any wake-up's `waker_ns`).
+    pub fn tag_waker_cost(&self) -> Ns {
+        self.tag_waker_ns.unwrap_or(self.waker_ns)
+    }
 
     /// `nr` CPUs with the costs measured on a real host
     /// (docs/fidelity/cpus.md, "Measured costs") and no tails.

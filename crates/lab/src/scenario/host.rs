@@ -53,6 +53,9 @@ pub(super) struct RawHost {
     /// The waker's side of a wake-up made from a task's context
     /// (`HostCpus::waker_ns`; default 0).
     waker_ns: Option<Spanned<toml::Value>>,
+    /// The waker's side of waking a task asleep for a request tag
+    /// (`HostCpus::tag_waker_ns`; default: `waker_ns`).
+    tag_waker_ns: Option<Spanned<toml::Value>>,
     /// A woken tag waiter's pass of `blk_mq_get_tag`'s loop
     /// (`HostCpus::tag_retry_ns`; default 0).
     tag_retry_ns: Option<Spanned<toml::Value>>,
@@ -275,6 +278,10 @@ impl Builder<'_> {
                 m.throtl_dispatch_ns_per_bio,
             ),
             waker_ns: self.host_cost("waker_ns", &h.waker_ns, 0),
+            tag_waker_ns: h
+                .tag_waker_ns
+                .is_some()
+                .then(|| self.host_cost("tag_waker_ns", &h.tag_waker_ns, 0)),
             tag_retry_ns: self.host_cost("tag_retry_ns", &h.tag_retry_ns, 0),
             submit_return_ns,
             submit_wake_ns: if nr > 0 {
@@ -335,6 +342,7 @@ impl Builder<'_> {
                 ("throtl_dispatch_ns_per_bio", &h.throtl_dispatch_ns_per_bio),
                 ("reap_every_call", &h.reap_every_call),
                 ("waker_ns", &h.waker_ns),
+                ("tag_waker_ns", &h.tag_waker_ns),
                 ("tag_retry_ns", &h.tag_retry_ns),
                 ("submit_return_ns", &h.submit_return_ns),
                 ("submit_wake_ns", &h.submit_wake_ns),
@@ -422,6 +430,11 @@ mod tests {
         assert_eq!(c.cpus.waker_ns, 0, "0 unless asked for");
         let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\n").unwrap();
         assert_eq!(c.cpus.waker_ns, 2000);
+        assert_eq!(c.cpus.tag_waker_ns, None, "unset: waker_ns's");
+        assert_eq!(c.cpus.tag_waker_cost(), 2000);
+        let c = parse("[host]\ncpus = 1\nwaker_ns = 2000\ntag_waker_ns = 4000\n").unwrap();
+        assert_eq!(c.cpus.tag_waker_ns, Some(4000));
+        assert_eq!(c.cpus.tag_waker_cost(), 4000);
         assert_eq!(c.cpus.submit_wake_ns, 0, "0 unless asked for");
         let c = parse(
             "[host]\ncpus = 1\nsubmit_ns = 9000\nsubmit_return_ns = 3000\nsubmit_wake_ns = 2000\n",
@@ -559,6 +572,18 @@ mod tests {
             (
                 "[host]\nwaker_ns = 2000\n",
                 &["t.toml:2:12", "host.waker_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ntag_waker_ns = 4000\n",
+                &["t.toml:2:16", "host.tag_waker_ns needs cpus > 0"],
+            ),
+            (
+                "[host]\ncpus = 1\ntag_waker_ns = -4000\n",
+                &["t.toml:3:16", "host.tag_waker_ns = -4000: expected a non-negative"],
+            ),
+            (
+                "[host]\ncpus = 1\ntag_waker_ns = \"4us\"\n",
+                &["t.toml:3:16", "host.tag_waker_ns = \"4us\": expected a non-negative"],
             ),
             (
                 "[host]\nsubmit_return_ns = 1000\n",

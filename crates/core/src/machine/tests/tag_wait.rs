@@ -91,3 +91,52 @@ fn a_sleeper_keeps_the_shallow_depth_it_was_given() {
     let ios = two_groups_deep();
     assert!((36_000..=46_000).contains(&ios), "{ios}");
 }
+
+/// `readers` QD1 readers on a tmpfs loop device (worker 4 µs) with one
+/// tag, on one CPU, waker_ns 2 µs and `[host] tag_waker_ns` `tag_waker`:
+/// the I/Os of the 1 s run.
+fn one_tag_loop(readers: usize, tag_waker: Option<u64>) -> u64 {
+    use crate::drivers::loop_dev::LoopSpec;
+    use crate::sim::host_cpus::HostCpus;
+    let mut d = nullb_dev(0, 1);
+    d.info.name = "loop0".into();
+    d.info.major = 7;
+    d.model = ModelSpec::Loop(LoopSpec {
+        backing: Some("tmpfs".into()),
+        worker_ns: 4_000,
+        ..LoopSpec::default()
+    });
+    let jobs = ["a", "b"][..readers]
+        .iter()
+        .map(|n| (job(n, RwPattern::RandRead, 4096, 1, 1), "/"))
+        .collect();
+    let mut cfg = config(vec![d], jobs);
+    cfg.cpu.cpus = HostCpus {
+        waker_ns: 2_000,
+        tag_waker_ns: tag_waker,
+        ..host(1)
+    };
+    let r = Sim::new(cfg, Tracer::default()).unwrap().run();
+    r.jobs.iter().map(|j| j.stats.dirs[0].total_ios).sum()
+}
+
+/// The loop worker's completion frees the one tag and wakes the reader
+/// asleep for it (`sbitmap_queue_wake_up`'s walk): that wake-up costs the
+/// worker `tag_waker_ns`, its other wake-ups (the reader whose I/O it
+/// ended) `waker_ns`. Unset, `tag_waker_ns` is `waker_ns`. Fails if the
+/// tag waiter's wake-up is charged as any other (50 µs changes nothing),
+/// or if every wake-up is charged `tag_waker_ns` (the lone reader, which
+/// never waits for a tag, slows down).
+#[test]
+fn the_tag_waiter_s_waker_pays_tag_waker_ns() {
+    let unset = one_tag_loop(2, None);
+    assert_eq!(one_tag_loop(2, Some(2_000)), unset, "unset: waker_ns");
+    // each I/O ends with a tag waiter's wake-up: 50 µs of the one CPU each
+    let slow = one_tag_loop(2, Some(50_000));
+    assert!(
+        slow <= NSEC_PER_SEC / 50_000,
+        "{slow} I/Os with a 50 µs walk ({unset} without)"
+    );
+    // a lone reader never sleeps for the tag: its wake-ups cost waker_ns
+    assert_eq!(one_tag_loop(1, Some(50_000)), one_tag_loop(1, None));
+}
