@@ -356,17 +356,51 @@ fn a_controller_paced_device_validates_within_15_percent() {
             return;
         }
     };
-    let t = Instant::now();
-    let o = blklab()
-        .arg("calibrate")
-        .arg(&lo.0)
-        .args(["--quick", "--destructive", "--validate", "--cgroup"])
-        .arg(&g.0)
-        .output()
-        .unwrap();
-    let wall = t.elapsed().as_secs_f64();
-    let (out, err) = text(&o);
-    println!("REPORT paced loop ({wall:.0} s):\n{out}");
+    // A calibration the host disturbed (its stall probe saw every run of a
+    // measurement stall, or the device's own QD1 check drifted by more than
+    // 15 % between calibration and validation: blklab_calibrate::drift)
+    // measured another device than the one it validates; run it again, at
+    // most three times. If every run was disturbed, the model is not judged,
+    // but the report must say why.
+    let disturbed = |out: &str| {
+        out.contains("CHANGED by more than 15 %")
+            || out.contains("every run stalled: the last is used")
+    };
+    let mut runs = Vec::new();
+    let (o, out, err) = loop {
+        let t = Instant::now();
+        let o = blklab()
+            .arg("calibrate")
+            .arg(&lo.0)
+            .args(["--quick", "--destructive", "--validate", "--cgroup"])
+            .arg(&g.0)
+            .output()
+            .unwrap();
+        let wall = t.elapsed().as_secs_f64();
+        let (out, err) = text(&o);
+        println!(
+            "REPORT paced loop, run {} ({wall:.0} s):\n{out}",
+            runs.len() + 1
+        );
+        if o.status.code() == Some(0) || !disturbed(&out) {
+            break (o, out, err);
+        }
+        runs.push(out);
+        if runs.len() == 3 {
+            for r in &runs {
+                assert!(
+                    r.contains("validation")
+                        && r.contains("# the device at the start of validation"),
+                    "a disturbed run still reports its validation and the device's drift:\n{r}"
+                );
+            }
+            eprintln!(
+                "NOT JUDGED (HOST DISTURBED): all {} calibrations of the paced loop device stalled or drifted (reports above)",
+                runs.len()
+            );
+            return;
+        }
+    };
     assert_eq!(
         o.status.code(),
         Some(0),
