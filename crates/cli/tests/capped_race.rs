@@ -169,7 +169,7 @@ fn the_harness_expresses_a_qemu_guest_as_its_own_machine_by_default() {
     assert!(
         wake.contains(&format!(
             "submit_wake_ns = {}\n",
-            blklab_conformance::sim_request::GUEST_SUBMIT_WAKE_NS
+            blklab_conformance::guest_costs::GUEST_SUBMIT_WAKE_NS
         )),
         "{wake}"
     );

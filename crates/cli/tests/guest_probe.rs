@@ -19,7 +19,7 @@ use blklab_core::sim::host_cpus::DEFAULT_WAKE_NS;
 use common::*;
 
 /// The loop worker's cost per request in the guest expression.
-const WORKER_NS: u64 = blklab_conformance::sim_request::GUEST_LOOP_WORKER_NS;
+const WORKER_NS: u64 = blklab_conformance::guest_costs::GUEST_LOOP_WORKER_NS;
 
 /// The probe on the guest expression's machine with fio's submit cost
 /// `submit_ns`.

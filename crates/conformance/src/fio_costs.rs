@@ -102,6 +102,24 @@ pub struct FioCosts {
     pub loop_worker_ns: Option<u64>,
 }
 
+impl std::fmt::Display for FioCosts {
+    /// `submit … µs, reap … µs[, loop worker … µs]`, as the results' notes
+    /// name an expression's costs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        write!(
+            f,
+            "submit {:.1} µs, reap {:.1} µs",
+            us(self.submit_ns),
+            us(self.reap_ns)
+        )?;
+        if let Some(ns) = self.loop_worker_ns {
+            write!(f, ", loop worker {:.1} µs", us(ns))?;
+        }
+        Ok(())
+    }
+}
+
 /// fio's costs in the probe expression: the QD1 probe's slat, [`REAP_NS`].
 pub fn probe_costs(raw: &RawSpeed) -> FioCosts {
     FioCosts {
@@ -163,14 +181,7 @@ pub fn describe(raw: &RawSpeed) -> String {
                 q.ctx_per_kio as f64 / 1000.0
             );
             match fio_costs(raw, CostSource::Measured) {
-                Ok(m) => {
-                    s += &format!(
-                        " (measured: submit {:.1} µs, reap {:.1} µs, loop worker {:.1} µs)",
-                        us(m.submit_ns),
-                        us(m.reap_ns),
-                        us(m.loop_worker_ns.unwrap_or(0))
-                    )
-                }
+                Ok(m) => s += &format!(" (measured: {m})"),
                 Err(e) => s += &format!(" ({e})"),
             }
         }

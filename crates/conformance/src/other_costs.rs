@@ -15,15 +15,7 @@ use crate::sim::{self, SimChoices, SimDevice};
 /// period is not judged again), and each job's IOPS and slat.
 pub fn note(r: &CaseResult, dev: &SimDevice, raw: &RawSpeed, src: CostSource) -> String {
     let head = match fio_costs(raw, src) {
-        Ok(c) => format!(
-            "with --sim-costs {} (submit {:.1} µs, reap {:.1} µs{})",
-            src.name(),
-            c.submit_ns as f64 / 1000.0,
-            c.reap_ns as f64 / 1000.0,
-            c.loop_worker_ns
-                .map(|ns| format!(", loop worker {:.1} µs", ns as f64 / 1000.0))
-                .unwrap_or_default()
-        ),
+        Ok(c) => format!("with --sim-costs {} ({c})", src.name()),
         Err(e) => return format!("with --sim-costs {}: {e}", src.name()),
     };
     let other = SimDevice {

@@ -99,7 +99,7 @@ pub struct SimChoices {
     pub reap_every_call: bool,
     /// The scenario's `[host] waker_ns` (with cpus > 0): the waker's side
     /// of a wake-up made from a task's context (`--sim-waker`; the guest
-    /// expression's default `sim_request::GUEST_WAKER_NS`).
+    /// expression's default `guest_costs::GUEST_WAKER_NS`).
     pub waker_ns: u64,
     /// The scenario's `[host] tag_waker_ns` (with cpus > 0): the waker's
     /// side of waking a task asleep for a request tag (`--sim-tag-waker`;
@@ -114,7 +114,7 @@ pub struct SimChoices {
     /// submit call costs the probe's slat), cut to the way back: the part
     /// of it only a call that wakes a sleeping task spends
     /// (`--sim-submit-wake`, an experiment: 0 by default, the guests'
-    /// measured `sim_request::GUEST_SUBMIT_WAKE_NS` without a value).
+    /// measured `guest_costs::GUEST_SUBMIT_WAKE_NS` without a value).
     pub submit_wake_ns: u64,
     /// The scenario's `[host] sched_features` (with cpus > 0): the fair
     /// class's features turned off (`--sim-sched-features`), to match the

@@ -17,9 +17,8 @@
 //!   again: docs/fidelity/guest-slat.md). `--sim-cpus 0` gives the free host for comparison.
 
 use crate::fio_costs::{CostSource, SimCosts};
-pub use crate::guest_costs::{
-    GUEST_LOOP_WORKER_NS, GUEST_SUBMIT_RETURN_NS, GUEST_SUBMIT_WAKE_NS, GUEST_TAG_RETRY_NS,
-    GUEST_WAKER_NS,
+use crate::guest_costs::{
+    GUEST_LOOP_WORKER_NS, GUEST_SUBMIT_RETURN_NS, GUEST_TAG_RETRY_NS, GUEST_WAKER_NS,
 };
 use crate::share::RealSide;
 use crate::sim::{CappedAs, LoopAs, SimChoices};
@@ -233,6 +232,7 @@ fn loop_words(l: LoopAs) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::guest_costs::GUEST_SUBMIT_WAKE_NS;
 
     #[test]
     fn a_qemu_guest_is_expressed_as_its_own_machine_and_the_host_as_the_free_host() {
